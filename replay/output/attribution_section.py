@@ -26,7 +26,6 @@ def _head() -> list[str]:
 
 
 def attribution_section_html(doc: dict) -> str:
-    """HTML (heading, one paragraph, table) of an attribution result ``doc``."""
     rows = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>"
         for f in Attribution.from_dict(doc).factors
@@ -41,8 +40,7 @@ def attribution_section_html(doc: dict) -> str:
 
 
 def attribution_section_for(study_path: str | Path) -> str:
-    """The section for the ``attribution.json`` beside ``study_path``; ``""`` if there is none
-    or it cannot be read (the report is written without it)."""
+    """The section of ``attribution.json`` beside ``study_path``; ``""`` if none or unreadable."""
     p = Path(study_path).parent / "attribution.json"
     try:
         doc = json.loads(p.read_text())

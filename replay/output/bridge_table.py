@@ -7,9 +7,8 @@ from replay.protocol.diagnosis import CLASSES
 
 
 def bridge_markdown(doc: dict) -> str:
-    """A Markdown table of the bridge result ``doc``: one line per row (path, element, value,
-    lifted / N, unstable and the diagnosis counts of the recordings not lifted: classes of
-    :data:`replay.protocol.diagnosis.CLASSES`, then any other class)."""
+    """A Markdown table of the bridge result ``doc`` (diagnosis columns: :data:`replay.protocol.diagnosis.CLASSES`, then
+    any other)."""
     rows = Bridge.from_dict(doc).rows
     other = sorted({c for r in rows for c in r.diagnosis if c not in CLASSES})
     classes = [c for c in CLASSES if c != "unstable"] + other

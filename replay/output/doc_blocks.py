@@ -5,9 +5,8 @@
     _generated from docs/results/FILE.json: made by `COMMAND`, commit C, DATE_
     <!-- /table:KIND:NAME -->
 
-``KIND``: a table of :mod:`replay.output.tables`; ``FILE.json``: a :mod:`replay.output.results_summary` file, paths
-relative to the repository root (``root``). ``tests/test_doc_figures.py`` asserts :func:`stale_blocks` is empty.
-"""
+``KIND``: a table of :mod:`replay.output.tables`; ``FILE.json``: a :mod:`replay.output.results_summary` file, relative
+to the repository root (``root``)."""
 
 from __future__ import annotations
 
@@ -36,7 +35,6 @@ def _load(root: Path, src: str) -> dict:
 
 
 def provenance(src: str, doc: dict) -> str:
-    """The block's last line: the results file, the command that made it, its commit and date."""
     return (
         f"_generated from `{src}`: made by `{doc.get('made_by', '?')}`, commit {doc.get('commit', '?')}, "
         f"{doc.get('date', '?')}_\n"
@@ -44,8 +42,7 @@ def provenance(src: str, doc: dict) -> str:
 
 
 def render(kind: str, src: str, root: Path) -> str:
-    """The body of a block of ``kind`` from ``src``: the table, a blank line, the provenance line. Raises
-    ValueError: the file missing or not of the kind."""
+    """The body of a block of ``kind`` from ``src``; ValueError: the file missing or not of the kind."""
     doc = _load(root, src)
     try:
         body = table(kind, doc)
@@ -72,13 +69,11 @@ def update_text(text: str, root: Path) -> str:
 
 
 def blocks(text: str) -> list[tuple[str, str, str]]:
-    """``(kind, name, results file)`` of every generated block in ``text``, in order."""
     return [(m["kind"], m["name"], m["src"]) for m in BLOCK.finditer(text)]
 
 
 def stale_blocks(text: str, root: Path) -> list[str]:
-    """``kind:name`` of each block of ``text`` whose body differs from what its file makes (or whose file
-    cannot make it: then with the reason)."""
+    """``kind:name`` of each block whose body differs from what its file makes (or with the reason it cannot)."""
     out = []
     for m in BLOCK.finditer(text):
         try:

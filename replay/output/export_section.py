@@ -1,6 +1,5 @@
-"""The report's per-recording exports line (:mod:`replay.output.export`): a link to each export
-of the recording's contact run that exists (``<study folder>/exports/<sequence>/``), and beside
-each missing one the command that makes it (or ``scripts/report.py --exports``)."""
+"""The report's per-recording exports line: a link to each existing export (``<study folder>/exports/<sequence>/``),
+else the command that makes it."""
 
 from __future__ import annotations
 
@@ -20,16 +19,14 @@ TARGETS = {
 
 
 def export_command(study_path: Path, sequence: str, fmt: str) -> str:
-    """The shell command that writes one export (:mod:`scripts.export_rollout`), every argument
-    shell-quoted (``shlex.join``): a name with ``;`` or ``$(...)`` pasted into a shell stays one argument."""
+    """The shell command that writes one export, every argument shell-quoted (a name with ``;`` stays one)."""
     return shlex.join(
         ["python", "scripts/export_rollout.py", "--study", str(study_path), "--sequence", sequence, "--format", fmt]
     )
 
 
 def exports_html(study_path: str | Path, sequence: str, pdir: Path) -> str:
-    """``<p class=exports>`` of one recording: each format linked (relative to the page's folder
-    ``pdir``) where its export exists, else its command."""
+    """``<p class=exports>`` of one recording, links relative to ``pdir``."""
     study_path = Path(study_path)
     out = default_out(study_path, sequence)
     items = []

@@ -14,7 +14,6 @@ from replay.results.json_record import JsonRecord, read_as
 from replay.results.outcomes import words
 from replay.results.study_rows import StudyRow
 
-#: verdict colours (pass green, an asset failure red)
 VERDICT_CSS = {"pass": "#2e9e4f"}
 _LINES = ("thumb_index", "principal_1", "principal_2")
 
@@ -41,7 +40,7 @@ class GripperRow(JsonRecord):
 
 @dataclass(frozen=True)
 class GripperCheck(JsonRecord):
-    """``gripper.json`` as the section shows it: its rows, failures, config hash, wall s and workers."""
+    """``gripper.json`` as the section shows it; wall s."""
 
     rows: list[GripperRow] = read_as(GripperRow.many)
     failed: dict = read_as(lambda d: d or {})
@@ -59,8 +58,7 @@ def _cell(v) -> str:
 
 
 def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) -> str:
-    """HTML of one grasp-and-lift check ``doc`` (``gripper.json``), with the hand replay's outcome per object from
-    ``study_rows`` where given."""
+    """HTML of a ``gripper.json`` ``doc``, with the hand replay's outcome per object from ``study_rows`` where given."""
     by_obj = {}
     for r in study_rows or []:
         by_obj.setdefault(str(r.object), f"{words(r.outcome)} ({r.diagnosis or '-'})")
@@ -97,8 +95,7 @@ def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) ->
 
 
 def gripper_section_for(study_path: str | Path, study_rows: list[StudyRow] | None = None) -> str:
-    """The section for the check at ``<study dir>/gripper/gripper.json``, or ``""`` when there is none
-    (or it cannot be read: the section then says so in one line)."""
+    """The section of ``<study dir>/gripper/gripper.json``; ``""`` without one (unreadable: said in one line)."""
     path = Path(study_path).parent / "gripper" / "gripper.json"
     if not path.is_file():
         return ""

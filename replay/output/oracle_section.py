@@ -22,7 +22,7 @@ def number(v, spec: str = ".1f", *, scale: float = 1.0) -> str:
 
 
 def table_html(head, rows) -> str:
-    """A ``<table>``: a row of ``head`` (HTML), then ``rows`` of cells (text, escaped)."""
+    """A ``<table>``: ``head`` HTML, then ``rows`` of cells (escaped)."""
     cells = ("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
     return "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(cells) + "</table>"
 

@@ -1,7 +1,5 @@
-"""The report's evidence of the sampled verdict (``run_study.py --samples N``): per recording and condition
-``p_lift`` with its 95 % interval and what it says (holds, uncertain, fails), and the study's discrimination of
-real from corrupted recordings; ``""`` for a study without them (docs/results.md, the sampled verdict).
-"""
+"""The report's evidence of the sampled verdict (``--samples N``): ``p_lift`` per recording and condition with its 95 %
+interval, and the discrimination of real from corrupted recordings; ``""`` for a study without them."""
 
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ def entry_word(e: PLiftEntry) -> Word:
 
 
 def p_lift_of(obj) -> dict[str, PLiftEntry]:
-    """``{condition: PLiftEntry}`` of a study row or a rollout record ({} where it has none: an older file,
-    ``--samples 0``)."""
+    """``{condition: PLiftEntry}`` of a study row or rollout record ({}: none)."""
     if isinstance(obj, StudyRow):
         return obj.p_lift
     if isinstance(obj, RolloutRecord):
@@ -46,7 +43,6 @@ def conditions_of(rows: list, study=None) -> list[str]:
 
 
 def class_word(e: PLiftEntry | None) -> str:
-    """What an entry says (``holds``), ``-`` for none."""
     return "-" if e is None else entry_word(e).value
 
 
@@ -56,7 +52,6 @@ def entry_text(e: PLiftEntry) -> str:
 
 
 def driver_text(e: PLiftEntry | None) -> str:
-    """The sampled variable the entry depends on most, with its effect, or ``-``."""
     d = None if e is None else e.driver
     if d is None:
         return "-"
@@ -71,8 +66,7 @@ def _x(p) -> float:
 
 
 def p_lift_svg(p_lift: dict[str, PLiftEntry], conditions: list[str] | None = None, title: str = "") -> str:
-    """An inline SVG chart of one recording's ``p_lift`` (module doc), one line per condition in ``conditions`` order
-    (default: the dict's); ``""`` for an empty one."""
+    """An inline SVG chart of one recording's ``p_lift``, a line per condition; ``""`` for an empty one."""
     if not p_lift:
         return ""
     names = [c for c in (conditions or list(p_lift)) if c in p_lift]
@@ -104,8 +98,7 @@ def p_lift_svg(p_lift: dict[str, PLiftEntry], conditions: list[str] | None = Non
 
 
 def conditions_html(by_protocol: dict[str, dict[str, PLiftEntry]], study_physics: str, conditions: list[str]) -> str:
-    """A recording's p_lift, a row per protocol (``by_protocol``: {protocol: p_lift}) and a column per condition,
-    and its chart; ``""`` where no protocol has one."""
+    """A recording's p_lift, a row per protocol and a column per condition, and its chart; ``""`` where none."""
     have = {k: v for k, v in by_protocol.items() if v}
     if not have:
         return ""
@@ -129,14 +122,13 @@ def conditions_html(by_protocol: dict[str, dict[str, PLiftEntry]], study_physics
 
 
 def _condition_cell(e: PLiftEntry) -> str:
-    """A condition's cell: what it says, p, interval, lifted of sampled, and what it depends on most."""
     dep = f"<br><small>depends most on {html.escape(driver_text(e))}</small>" if e.driver else ""
     return f"<td style='color:{WORD_CSS[entry_word(e)]}'><b>{class_word(e)}</b> {html.escape(entry_text(e))}{dep}</td>"
 
 
 def condition_counts_html(rows: list[StudyRow], study, side_rows: dict[str, list[StudyRow]] | None = None) -> str:
-    """Per protocol, group (the lifts, the other intents) and condition: how many recordings hold, are uncertain,
-    fail; ``side_rows``: ``{protocol: rows}`` of the other sampled protocols; ``""`` without ``p_lift``."""
+    """Recordings that hold, are uncertain, fail per protocol, intent group and condition; ``side_rows``
+    ``{protocol: rows}`` of the other sampled protocols; ``""`` without ``p_lift``."""
     side_rows = side_rows or {}
     conds = conditions_of(rows + [r for rs in side_rows.values() for r in rs], study)
     if not conds:
@@ -169,8 +161,7 @@ def condition_counts_html(rows: list[StudyRow], study, side_rows: dict[str, list
 
 
 def discrimination_html(study) -> str:
-    """The study's discrimination table (``--corruptions``): per condition and corruption p_lift of the real and
-    corrupted recordings, the AUC with its 95 % interval, success(corrupted) / success(real); ``""`` without one."""
+    """The study's discrimination table (``--corruptions``); ``""`` without one."""
     rows = discriminations(getattr(study, "discrimination", None))
     if not rows:
         return ""

@@ -1,6 +1,4 @@
-"""The README's first tables (``verdict``, ``p_lift``) from a study run with ``--samples N`` (and ``--corruptions``)
-or its summary (:func:`replay.output.results_summary.study_summary`).
-"""
+"""The README's first tables (``verdict``, ``p_lift``) from a ``--samples N`` study or its summary."""
 
 from __future__ import annotations
 
@@ -35,7 +33,6 @@ def markdown_table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def with_notes(table: str, notes: list[str]) -> str:
-    """``table`` (no final newline), a blank line and ``notes`` as a Markdown list."""
     return table + "\n\n" + "".join(f"- {n}\n" for n in notes)
 
 
@@ -45,9 +42,8 @@ def _conditions(study: StudyRecord, counts: dict) -> list[str]:
 
 
 def verdict_markdown(doc: dict) -> str:
-    """How many lift recordings hold, are uncertain, fail, with their shared reasons, then the discrimination in one
-    line (a study before issue 56: verdicts from each p_lift, said so). Raises ValueError: run without ``--samples``.
-    """
+    """Lift recordings that hold, are uncertain, fail with shared reasons, then the discrimination; ValueError: run
+    without ``--samples``."""
     study = StudyRecord.view(doc)
     c = Counts.from_dict(study.counts)
     t = c.verdicts.get(LIFTS) or next(iter(c.verdicts.values()), None)
@@ -87,8 +83,6 @@ def verdict_markdown(doc: dict) -> str:
 
 @dataclass(frozen=True)
 class _Row(JsonRecord):
-    """A row's sequence, intent and ``p_lift`` object as it is."""
-
     sequence: str | None = None
     intent: str | None = None
     p_lift: dict | None = None
@@ -117,9 +111,8 @@ def _older_tally(doc: dict) -> Tally | None:
 
 
 def p_lift_markdown(doc: dict) -> str:
-    """Per protocol and condition how many recordings hold / are uncertain / fail, then per corruption p_lift real ->
-    corrupted, the AUC with its interval and success(corrupted) / success(real) with the published ratio. Raises
-    ValueError: no ``counts["p_lift"]`` (run without ``--samples``)."""
+    """Recordings that hold / are uncertain / fail per protocol and condition, then the discrimination per corruption;
+    ValueError: no ``counts["p_lift"]``."""
     study = StudyRecord.view(doc)
     c = Counts.from_dict(study.counts)
     oracle = c.of(HugOracle.name)

@@ -1,8 +1,5 @@
-"""A study's report: one static HTML page (no server, no network) with the summary, a sortable, filterable table of
-every recording (:mod:`replay.output.report_table`), the montage and the study's config and versions; each
-recording's figure, clip, diagnosis and exports on a page of its own in ``<out stem>_files/``
-(:mod:`replay.output.report_recording`). Clips are linked relative to the page (copied beside it when elsewhere).
-"""
+"""A study's report: one static HTML page (no server, no network) with the summary, a sortable table of every
+recording, the montage, config and versions; each recording's own page in ``<out stem>_files/``."""
 
 from __future__ import annotations
 
@@ -64,8 +61,7 @@ pre{background:#f6f6f6;padding:8px;font-size:12px;max-height:30em;overflow:auto}
 
 
 def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
-    """The contact run's counts (a cross-check of the verdicts): the lifts', then the other intents' and the
-    recordings with none on lines of their own."""
+    """The contact run's counts: the lifts', then the other intents' and no-intent recordings on lines of their own."""
     lead = lead_protocol(study.protocols)
     if not lead.judged_on_lift or lead.name not in (study.protocols or [lead.name]):
         return (
@@ -133,9 +129,8 @@ def _agreement_medians(c: Counts) -> str:
 def build_report(
     study_path: str | Path, out: str | Path, montage: str | Path | None = None, *, clips_dir: str | Path | None = None
 ) -> dict:
-    """Write the report page ``out``, a page and plot per recording; returns the counts ``{"rows", "plots",
-    "clips", "montage"}``. ``montage`` and ``clips_dir`` (``<sequence with / as __>.mp4``) embedded where present.
-    Raises ResultsFormatError: a study, rollout or npz file of another format version."""
+    """Write the report page ``out`` and a page and plot per recording (clips ``<sequence with / as __>.mp4``); returns
+    ``{"rows", "plots", "clips", "montage"}``. ResultsFormatError: a file of another format version."""
     study_path, out = Path(study_path), Path(out)
     study = read_study(study_path)
     if not study.judge and not any(isinstance(r, dict) and "verdict" in r for r in study.rollouts):
@@ -190,7 +185,6 @@ def _with_record(row: StudyRow, rec: RolloutRecord | ResultsFormatError) -> Stud
 
 
 def _read(sdir: Path, row: StudyRow) -> RolloutRecord | ResultsFormatError:
-    """A row's rollout record, or the error that says why it cannot be read."""
     try:
         return read_rollout(sdir / str(row.json))
     except ResultsFormatError as e:
@@ -198,8 +192,8 @@ def _read(sdir: Path, row: StudyRow) -> RolloutRecord | ResultsFormatError:
 
 
 def _montage_html(montage: Path, rows: list[StudyRow], pdir: Path, fdir: Path) -> str:
-    """The montage at its own size (at most the page's width), copied beside the page when it is
-    elsewhere, and the recordings it has no tile for (from its record, ``montage.mp4.json``)."""
+    """The montage (copied beside the page when elsewhere) and the recordings it has no tile for
+    (``montage.mp4.json``)."""
     record = montage.with_name(montage.name + ".json")
     try:
         meta = json.loads(record.read_text())
@@ -236,8 +230,7 @@ def _montage_html(montage: Path, rows: list[StudyRow], pdir: Path, fdir: Path) -
 
 
 def embedded_montage(page: Path) -> Path | None:
-    """The montage a report page was made with (its ``data-montage``: the rendered file, absolute), where
-    it still exists, else None: what :func:`refresh_report` embeds again."""
+    """The montage file a report page embeds (its ``data-montage``) where it still exists, else None."""
     try:
         m = re.search(r"data-montage='([^']+)'", page.read_text())
     except OSError:
@@ -247,8 +240,8 @@ def embedded_montage(page: Path) -> Path | None:
 
 
 def refresh_report(study_path: Path) -> str | None:
-    """Remake ``report.html`` beside ``study_path`` where one exists, with its montage; the line that says so (None:
-    no page). An unreadable study leaves the page, said stale with the command that remakes it."""
+    """Remake ``report.html`` beside ``study_path`` where one exists; the line that says so (None: no page). An
+    unreadable study leaves the page, said stale."""
     page = Path(study_path).with_name("report.html")
     if not page.is_file():
         return None
@@ -274,8 +267,8 @@ def _page(
     link,
     side_rows: dict[str, list[StudyRow]] | None = None,
 ) -> str:
-    """The whole HTML page in folder ``pdir``: the verdicts, the cross-checks, the recordings' table (``link(row)``:
-    a recording's page), the detail; ``side_rows``: ``{protocol: rows}`` of the other sampled protocols."""
+    """The HTML page in ``pdir``; ``link(row)`` a recording's page, ``side_rows`` ``{protocol: rows}`` of the other
+    sampled protocols."""
     title = f"grasp-replay study: {study.dataset}"
     c = Counts.from_dict(study.counts)
     failed = "".join(f"<li>{html.escape(line)}</li>" for line in failure_lines(study))

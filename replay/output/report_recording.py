@@ -1,6 +1,5 @@
-"""One recording's page of the report, ``<report stem>_files/<sequence with / as __>.html``, and its figure (``.png``:
-object height above the support mm, contacts, wrist error mm, phase bands; kept while newer than its inputs).
-"""
+"""One recording's report page, ``<report stem>_files/<sequence with / as __>.html``, and its ``.png`` figure (object
+height mm, contacts, wrist error mm, phases)."""
 
 from __future__ import annotations
 
@@ -41,12 +40,11 @@ img{display:block;border:1px solid #ddd}
 
 
 def page_name(sequence: str) -> str:
-    """The file name (no folder) of a recording's page: ``<sequence with / as __>.html``."""
     return f"{sequence.replace('/', '__')}.html"
 
 
 def _load_poses(path: Path) -> dict | None:
-    """The poses npz as arrays (version checked), or None if it is missing."""
+    """The poses npz (version checked), None if missing."""
     if not path.is_file():
         return None
     with np.load(path, allow_pickle=False) as z:
@@ -113,8 +111,7 @@ def plot_rollout(rec: RolloutRecord, study_dir: Path, out_png: Path) -> bool:
 
 
 def beside(path: Path, pdir: Path, fdir: Path) -> str:
-    """A link from the page in ``pdir`` to ``path`` that survives moving the folder: relative inside ``pdir``, else
-    to a copy in ``fdir``."""
+    """A link from ``pdir`` to ``path`` that survives moving the folder (outside: to a copy in ``fdir``)."""
     path = path.resolve()
     if path.is_relative_to(pdir):
         return _rel(path, pdir)
@@ -131,7 +128,6 @@ def _rel(path: Path, page_dir: Path) -> str:
 
 
 def _fresh(png: Path, sources: list[Path]) -> bool:
-    """Whether ``png`` exists and is newer than every source it is drawn from."""
     try:
         t = png.stat().st_mtime_ns
         return all(s.stat().st_mtime_ns <= t for s in sources)
@@ -150,17 +146,9 @@ def write_recording_page(
     study_file: Path,
     verdict: tuple[str, str] = ("", ""),
 ) -> tuple[bool, bool]:
-    """Write one recording's page and figure into ``fdir``; returns (plotted, clip found).
-
-    Args:
-        rec: its rollout record, or the error that says why it cannot be read (said on the page).
-        sdir: the study's folder; ``report``: the report page; ``study_file``: the study JSON.
-        clips_dir: folder of per-recording renders (``<stem>.mp4`` or ``<object>.mp4``), or None.
-        verdict: HTML of its verdict and cross-checks, and of its sampled evidence.
-
-    Raises:
-        ResultsFormatError: its npz is of another format version.
-    """
+    """Write one recording's page and figure into ``fdir``; returns (plotted, clip found). ``rec``: its rollout record
+    or the error reading it; ``clips_dir``: ``<stem>.mp4`` or ``<object>.mp4`` renders, or None. ResultsFormatError:
+    its npz is of another format version."""
     seq = row.name
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)

@@ -1,7 +1,5 @@
-"""The report's recordings table: one row per :class:`~replay.results.study_rows.StudyRow`, led by its verdict, p_lift
-with the 95 % interval and reason, linked to its page, sortable and filterable in the page (inline JS, no network;
-the state in the address, ``#verdict=fails&object=mug&sort=5:desc``; ``<body data-shown>`` counts the rows shown).
-"""
+"""The report's recordings table, one row per study row led by its verdict, sortable and filterable by inline JS (state
+in the address, ``#verdict=fails&object=mug&sort=5:desc``; ``<body data-shown>`` counts the rows shown)."""
 
 from __future__ import annotations
 
@@ -60,13 +58,12 @@ FILTERS = (
 )
 #: a p_lift column's row key: this prefix and the condition (what it says shown, sorted by p)
 P_LIFT_KEY = "p_lift:"
-#: the verdicts' sort order (holds first)
+
 _WORD_ORDER = {w: i for i, w in enumerate(Word)}
 
 
 def columns_for(rows: list[StudyRow]) -> tuple:
-    """The table's columns for these rows: :data:`COLUMNS`, with one ``P(lift) <condition>`` column per
-    condition (:data:`P_LIFT_KEY`) after the outcome where rows have them."""
+    """:data:`COLUMNS` with a ``P(lift) <condition>`` column per condition the rows have, after the outcome."""
     extra = tuple((f"P(lift) {c}", P_LIFT_KEY + c, None, None) for c in conditions_of(rows))
     if not extra:
         return COLUMNS
@@ -84,7 +81,6 @@ def value(row: StudyRow, key: str):
 
 
 def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
-    """(text, sort key) of one table cell of column ``key``."""
     if v is None:
         return "-", ""
     if key == VERDICT:
@@ -110,14 +106,12 @@ def filter_value(row: StudyRow, key: str) -> str:
 
 
 def shown_value(row: StudyRow, key: str) -> str:
-    """What a row shows in column ``key`` (the outcome as said: ``not lifted`` for ``not_lifted``,
-    :func:`replay.protocol.diagnosis.display_outcome`)."""
+    """What a row shows in column ``key`` (``not lifted`` for ``not_lifted``)."""
     text = cell(value(row, key), None, None, key=key)[0]
     return display_outcome(text) if key == "outcome" else text
 
 
 def _style(row: StudyRow, key: str, text: str) -> str:
-    """A cell's colour: the verdict's, the outcome's, what a p_lift entry says."""
     v = value(row, key)
     if key == VERDICT and v is not None:
         return f" style='color:{WORD_CSS[v.word]};font-weight:bold'"
@@ -151,7 +145,7 @@ def table_html(rows: list[StudyRow], link) -> str:
 
 
 def _filters_html(rows: list[StudyRow], cols: tuple) -> str:
-    """One ``<select>`` per filter (its values with their counts, most first); one per p_lift condition."""
+    """One ``<select>`` per filter and p_lift condition, values with their counts, most first."""
     keys = {c[1] for c in cols}
     wanted = [f for f in FILTERS if f[1] in keys]
     k = next((i for i, (_, key, _) in enumerate(wanted) if key == "diagnosis"), len(wanted)) + 1

@@ -1,7 +1,5 @@
-"""Small results files (``docs/results/``) a figure block of README.md or docs/ is generated from: a study,
-bridge, crosscheck or pose-mapping JSON or a pytest JUnit XML report reduced to the fields the tables read, with
-``made_by`` (the command that wrote the input), ``commit`` and ``date`` (UTC day); docs/figures.md says how to rerun.
-"""
+"""Small results files (``docs/results/``) the figure blocks are made from: a results document reduced to what the
+tables read, with ``made_by``, ``commit`` and ``date`` (UTC day); docs/figures.md."""
 
 from __future__ import annotations
 
@@ -39,7 +37,7 @@ STUDY_ROW_FIELDS = (
     "contact_agreement_precision",
     "contact_agreement_recall",
 )
-#: what a summary may be made from
+
 SOURCES = ("study", "bridge", "junit", "crosscheck", "pose_mapping")
 
 
@@ -65,8 +63,6 @@ class _Named(JsonRecord):
 
 @dataclass(frozen=True)
 class _Sampling(JsonRecord):
-    """A study's ``sampling`` as the tables read it."""
-
     samples: int | None = None
     seed: int | None = None
     classes: dict | None = None
@@ -76,8 +72,6 @@ class _Sampling(JsonRecord):
 
 @dataclass(frozen=True)
 class _SampledRow(JsonRecord):
-    """A row's sampled verdict, its objects kept as they are."""
-
     sequence: str | None = None
     p_lift: dict | None = None
     p_lift_corrupted: dict | None = None
@@ -85,8 +79,6 @@ class _SampledRow(JsonRecord):
 
 @dataclass(frozen=True)
 class _Study(JsonRecord):
-    """The parts of a study JSON its summary keeps (None where absent)."""
-
     dataset: str | None = None
     config_hash: str | None = None
     versions: dict | None = None
@@ -102,8 +94,7 @@ class _Study(JsonRecord):
 
 
 def study_summary(doc: dict) -> dict:
-    """The fields of a study JSON the tables read: counts, judge, refusals, config hash, versions, each protocol's
-    rows (:data:`STUDY_ROW_FIELDS`) and a sampled study's :func:`_sampled`. Raises ValueError: not a study."""
+    """The fields of a study JSON the tables read; ValueError: not a study."""
     if "rollouts" not in doc and "oracle_rollouts" not in doc:
         raise ValueError("not a study (no 'rollouts'): scripts/run_study.py writes one")
     st = _Study.from_dict(doc)
@@ -123,8 +114,8 @@ def study_summary(doc: dict) -> dict:
 
 
 def _sampled(st: _Study) -> dict:
-    """A sampled study's ``sampling``, ``discrimination`` and rows' ``p_lift`` (``{protocol: {sequence:
-    {condition: ...}}}``) and ``p_lift_corrupted`` (one level more, by corruption); {} otherwise."""
+    """A sampled study's ``sampling``, ``discrimination``, ``p_lift`` ``{protocol: {sequence: {condition: ...}}}`` and
+    ``p_lift_corrupted`` (one level more, by corruption); {} otherwise."""
     if not st.sampling:
         return {}
     rows = {
@@ -143,7 +134,6 @@ def _sampled(st: _Study) -> dict:
 
 
 def _sampling(s: dict) -> dict:
-    """A study's ``sampling``: size, seed, classes, condition and variable names."""
     s = _Sampling.from_dict(s)
     return {
         "samples": s.samples,
@@ -170,8 +160,7 @@ class _Bridge(JsonRecord):
 
 
 def junit_summary(path: Path) -> dict:
-    """A pytest JUnit XML report's counts, wall time (s), skip reasons and failed tests. Raises ValueError: no
-    ``testsuite``."""
+    """A pytest JUnit XML report's counts, wall time (s), skip reasons, failures; ValueError: no ``testsuite``."""
     root = ET.parse(path).getroot()
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     if suite is None:
@@ -201,8 +190,7 @@ def junit_summary(path: Path) -> dict:
 
 
 def crosscheck_summary(doc: dict) -> dict:
-    """``benchmarks/authored_crosscheck.py --json`` reduced: settings, count lifted, agreement, per recording
-    ``{sequence, lifted}``. Raises ValueError: no ``results``."""
+    """``benchmarks/authored_crosscheck.py --json`` reduced; ValueError: no ``results``."""
     if not isinstance(doc, dict) or "results" not in doc:
         raise ValueError("not a crosscheck result (no 'results'): benchmarks/authored_crosscheck.py --json writes one")
     x = CrossCheckRun.from_dict(doc)
@@ -216,11 +204,8 @@ def crosscheck_summary(doc: dict) -> dict:
 
 
 def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = None, date: str | None = None) -> dict:
-    """The small results file of ``source`` (:data:`SOURCES`): its summary with ``made_by``, ``commit``
-    (default :func:`head_commit`) and ``date`` (default today, UTC, ``YYYY-MM-DD``).
-
-    ``doc_or_path``: the loaded JSON, the XML path (junit) or a list of JSONs (pose_mapping). Raises ValueError.
-    """
+    """The summary of ``source`` with ``made_by``, ``commit`` (default HEAD) and ``date`` (default today UTC,
+    ``YYYY-MM-DD``); ``doc_or_path`` the JSON, the XML path (junit) or a list of JSONs (pose_mapping). ValueError."""
     if source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; choose from {SOURCES}")
     body = {
@@ -240,8 +225,8 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
 
 
 def pose_mapping_summary(docs: list) -> dict:
-    """``scripts/validate_pose_mapping.py`` runs reduced to hand shape, window, frames, sequences and per-landmark
-    median and p90, mm. Raises ValueError: no ``overall.per_landmark``."""
+    """``scripts/validate_pose_mapping.py`` runs reduced (per-landmark median and p90, mm); ValueError: no
+    ``overall.per_landmark``."""
     runs = []
     for doc in docs if isinstance(docs, list) else [docs]:
         v = _Validation.from_dict(doc)
@@ -283,8 +268,6 @@ class _Run(JsonRecord):
 
 @dataclass(frozen=True)
 class _Validation(JsonRecord):
-    """``scripts/validate_pose_mapping.py``'s JSON, the parts its summary keeps."""
-
     run: _Run = read_as(_Run.from_dict)
     overall: _Overall = read_as(_Overall.from_dict)
     sequences: list[_Named] = read_as(_Named.many)

@@ -1,5 +1,4 @@
-"""The results files the figure tables read (:mod:`replay.output.tables`), each read once into a typed record:
-attribution factors, bridge rows, test runs, cross-checks, benchmark figures, pose-mapping runs."""
+"""The results files the figure tables read (:mod:`replay.output.tables`), each read once into a typed record."""
 
 from __future__ import annotations
 
@@ -24,14 +23,12 @@ class FactorRow(JsonRecord):
 
 @dataclass(frozen=True)
 class Attribution(JsonRecord):
-    """An attribution result (:func:`replay.study.attribution.run_attribution`): its factors."""
-
     factors: list[FactorRow] = read_as(FactorRow.many)
 
 
 @dataclass(frozen=True)
 class BridgeRow(JsonRecord):
-    """A row of the bridge (:mod:`replay.study.bridge`): path, element, value, lifted of, unstable, diagnoses."""
+    """A row of the bridge (:mod:`replay.study.bridge`)."""
 
     path: str | None = None
     element: str | None = None
@@ -44,8 +41,6 @@ class BridgeRow(JsonRecord):
 
 @dataclass(frozen=True)
 class Bridge(JsonRecord):
-    """The bridge's result (:mod:`replay.study.bridge`): its rows."""
-
     rows: list[BridgeRow] = read_as(BridgeRow.many)
 
 
@@ -74,8 +69,6 @@ class Disagreement(JsonRecord):
 
 @dataclass(frozen=True)
 class Agreement(JsonRecord):
-    """A cross-check's agreement with a study: ``agree`` of ``paired``, the ones that differ."""
-
     agree: int | None = None
     paired: int | None = None
     disagree: list[Disagreement] = read_as(Disagreement.many)
@@ -83,8 +76,6 @@ class Agreement(JsonRecord):
 
 @dataclass(frozen=True)
 class Lifted(JsonRecord):
-    """A recording and whether it lifted."""
-
     sequence: str | None = None
     lifted: bool | None = None
 
@@ -100,7 +91,6 @@ class CrossCheckRun(JsonRecord):
     results: list[Lifted] = read_as(Lifted.many)
 
     def agreed(self) -> Agreement | None:
-        """Its agreement with a study; None where it has none."""
         return Agreement.from_dict(self.agreement) if self.agreement else None
 
 
@@ -158,8 +148,6 @@ class ThroughputRun(JsonRecord):
 
 @dataclass(frozen=True)
 class Step(JsonRecord):
-    """A command ``make study`` runs and its wall time s."""
-
     command: str | None = None
     wall_s: float | None = None
 
@@ -212,7 +200,7 @@ class SampleCostRun(JsonRecord):
 
 @dataclass(frozen=True)
 class LandmarkError(JsonRecord):
-    """A landmark's median and p90 distance, mm."""
+    """Distances mm."""
 
     name: str | None = None
     median_mm: float | None = None
@@ -232,6 +220,4 @@ class PoseMappingRun(JsonRecord):
 
 @dataclass(frozen=True)
 class PoseMapping(JsonRecord):
-    """A pose-mapping summary: its runs (one column each)."""
-
     runs: list[PoseMappingRun] = read_as(PoseMappingRun.many)

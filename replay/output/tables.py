@@ -1,8 +1,5 @@
-"""Figure tables of README.md and docs/ written from results files (or their summaries,
-:mod:`replay.output.results_summary`), never by hand: one function per kind of :data:`KINDS`, each naming its
-columns. In a document a table sits between ``<!-- table:KIND ... -->`` (naming the command that wrote it,
-:func:`replace_block`) and ``<!-- /table:KIND -->``.
-"""
+"""Figure tables of README.md and docs/ from results files, one function per :data:`KINDS`; in a document a table sits
+between ``<!-- table:KIND ... -->`` (naming the command that wrote it) and ``<!-- /table:KIND -->``."""
 
 from __future__ import annotations
 
@@ -62,7 +59,6 @@ def _release(row: StudyRow) -> str:
 
 
 def _rows(study: dict) -> list[StudyRow]:
-    """The lift protocol's rows of a study JSON (or its summary)."""
     return study_rows(StudyRecord.view(study).rollouts)
 
 
@@ -87,9 +83,7 @@ def study_table(study: dict) -> str:
 
 
 def refine_table(study: dict) -> str:
-    """Per recording of a ``--refine`` study: outcome as recorded and refined, the correction (mm, deg), held, the
-    neighbourhood's share held (0-1), seed agreement, the refined ablation's largest displacement (mm).
-    Raises ValueError: no ``refine_rollouts``."""
+    """Per recording of a ``--refine`` study (mm, deg, 0-1). ValueError: no ``refine_rollouts``."""
     ref = {r.sequence: r for r in RefineRow.many(StudyRecord.view(study).refine_rollouts)}
     if not ref:
         raise ValueError("no refine_rollouts: run_study.py --refine writes them")
@@ -166,8 +160,7 @@ def _n(v):
 
 
 def counts_table(study: dict, protocol: str = "lift") -> str:
-    """Headline figures of a study under ``protocol`` (its counts and rows; no shake or release rows where it runs
-    none); mm where named."""
+    """Headline figures of a study under ``protocol``; mm where named."""
     proto = protocol_named(protocol)
     rec = StudyRecord.view(study)
     every = Counts.from_dict(rec.counts)
@@ -230,8 +223,7 @@ def tests_table(run: dict) -> str:
 
 
 def crosscheck_table(doc: dict) -> str:
-    """The independent plain-MuJoCo replay's count and its recording-by-recording agreement with a study
-    (:func:`replay.output.results_summary.crosscheck_summary`)."""
+    """The plain-MuJoCo replay's count and per-recording agreement with a study."""
     x = td.CrossCheckRun.from_dict(doc)
     lifted = [r.sequence for r in x.results if r.lifted]
     out = [
@@ -252,8 +244,7 @@ def crosscheck_table(doc: dict) -> str:
 
 
 def scale_table(doc: dict) -> str:
-    """``benchmarks/study_scale.py``'s figures: one row per study size, then the stepping share and issue 41's
-    goals."""
+    """``benchmarks/study_scale.py``'s figures, then the stepping share and issue 41's goals."""
     run = td.ScaleRun.from_dict(doc)
     rows = run.sizes
     out = [
@@ -343,8 +334,7 @@ def make_study_table(doc: dict) -> str:
 
 
 def sample_cost_table(doc: dict) -> str:
-    """``benchmarks/sample_cost.py``'s figures: per recording the CPU s (stepping) of one rollout and of N samples,
-    then issue 47's three figures against their goals."""
+    """``benchmarks/sample_cost.py``'s CPU s per recording, then issue 47's figures against their goals."""
     run = td.SampleCostRun.from_dict(doc)
     sizes = run.sizes
     out = []
@@ -390,8 +380,7 @@ def pose_mapping_table(doc: dict) -> str:
 
 
 def table(kind: str, doc: dict) -> str:
-    """The table of ``kind`` (:data:`KINDS`) from a results document. Raises ValueError: an unknown kind, or a
-    document without what it needs."""
+    """The table of ``kind`` from a results document; ValueError: an unknown kind or a document lacking it."""
     if kind not in KINDS:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
     need, what = _NEEDS.get(kind, _STUDY)
@@ -450,8 +439,7 @@ def _pattern(kind: str, name: str | None) -> re.Pattern:
 
 
 def replace_block(text: str, kind: str, command: str, *, body: str, name: str | None = None) -> str:
-    """``text`` with the block of ``kind`` (``kind:name`` where a document holds several) replaced by ``body``
-    at the opening comment's indentation, that comment naming ``command``. Raises ValueError: not exactly one."""
+    """``text`` with the block of ``kind`` replaced by ``body``, naming ``command``; ValueError: not exactly one."""
     pat = _pattern(kind, name)
     found = pat.findall(text)
     tag = kind if name is None else f"{kind}:{name}"

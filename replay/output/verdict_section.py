@@ -1,6 +1,5 @@
-"""What the report says first (issue #56): each recording's verdict with its reason and p_lift interval, and every
-other judgement of it as a cross-check that agrees or not (:mod:`replay.study.cross_checks`), never a second verdict.
-"""
+"""What the report says first: each recording's verdict, and every other judgement as a cross-check that agrees or not,
+never a second verdict."""
 
 from __future__ import annotations
 
@@ -40,8 +39,8 @@ def other_physics_text() -> str:
 
 
 def verdict_summary_html(study, c: Counts) -> str:
-    """The verdicts counted: one row per verdict, a column per group of recordings (the lifts first, the others
-    apart) with how many and the reasons they share; what the verdicts were read under; ``""`` without verdicts."""
+    """The verdicts counted per intent group with their shared reasons, and what they were read under; ``""`` without
+    verdicts."""
     if not c.verdicts:
         return ""
     head = "".join(f"<th colspan=2>{html.escape(group_words(g, t.total))}</th>" for g, t in c.verdicts.items())
@@ -65,8 +64,8 @@ def verdict_summary_html(study, c: Counts) -> str:
 
 
 def missing_pairs_text(study) -> str:
-    """The default (protocol, physics) pairs (:data:`replay.study.verdicts.DEFAULT_VERDICTS`) the study lacks, with the
-    command that adds them as cross-checks; ``""`` where it has them all."""
+    """The :data:`replay.study.verdicts.DEFAULT_VERDICTS` pairs the study lacks and the command adding them; ``""``:
+    none."""
     have = [v.name for v in VerdictPair.read(study.verdicts)] or [
         f"{p}@{judge_physics(study)}" for p in study.protocols
     ]
@@ -82,13 +81,11 @@ def missing_pairs_text(study) -> str:
 
 
 def judge_physics(study) -> str:
-    """The physics the study's verdicts were read under."""
     return str(judged_physics(study) or DEFAULT_JUDGE.physics)
 
 
 def cross_check_summary_html(c: Counts, study=None) -> str:
-    """The one table of cross-checks: per group and check, how many recordings agree with their verdict, disagree,
-    or are no call (either side uncertain), and the default pairs the study lacks; ``""`` without cross-checks."""
+    """The cross-checks table per group and check (agree, disagree, no call); ``""`` without cross-checks."""
     body = [
         f"<tr><td>{html.escape(group_words(g, x.of))}</td><td>{html.escape(x.check)}</td><td>{x.agree}</td>"
         f"<td>{x.disagree}</td><td>{x.no_call}</td><td>{x.of}</td></tr>"
@@ -124,7 +121,7 @@ def recording_verdict_html(row: StudyRow, study) -> str:
 
 
 def recording_checks_html(row: StudyRow) -> str:
-    """A recording's cross-checks: what each says and whether it agrees with the verdict; ``""`` without any."""
+    """A recording's cross-checks; ``""`` without any."""
     if not row.cross_checks:
         return ""
     said = {True: ("agrees", "#222"), False: ("disagrees", "#d2473a"), None: ("no call", "#888")}
@@ -140,8 +137,7 @@ def recording_checks_html(row: StudyRow) -> str:
 
 
 def samples_html(rec: RolloutRecord | None, condition: str | None) -> str:
-    """What the verdict's samples did: lifted and held, lifted and shaken loose, and each failing diagnosis, with
-    how many; ``""`` where the record keeps no per-sample diagnosis."""
+    """What the verdict's samples did, with how many; ``""`` without per-sample diagnoses."""
     if not isinstance(rec, RolloutRecord):
         return ""
     cond = condition or judged_condition(rec.sampled.entries())

@@ -1,9 +1,6 @@
-"""Contact agreement with the recording (docs/fidelity.md): the MANO bones (16 manosim bodies,
-:data:`replay.sim.contact_table.BONE_NAMES`) the person touched with at the grasp frame (collision part within
-:data:`TOUCH_DISTANCE_M` of the object's, recorded poses, no simulation) against those carrying more than
-``config.contact_force_min`` N of hand-object normal force at the agreement frame. Precision = |recorded ∩ simulated| /
-|simulated|, recall = |recorded ∩ simulated| / |recorded|; None where the denominator is empty or the engine keeps no
-per-contact forces (only MuJoCo C does)."""
+"""Contact agreement (docs/fidelity.md): bones within :data:`TOUCH_DISTANCE_M` of the object at the recorded grasp
+against those carrying over ``contact_force_min`` N at the agreement frame. Precision = |rec ∩ sim| / |sim|, recall =
+|rec ∩ sim| / |rec|; None for an empty denominator or an engine without per-contact forces (all but MuJoCo C)."""
 
 from __future__ import annotations
 
@@ -54,11 +51,7 @@ def _hand_parts(cap: str) -> tuple[HandKinematics, Capsules, np.ndarray]:
 
 
 def recorded_bone_distances(rec, coords: np.ndarray, mjcf: str | Path) -> np.ndarray:
-    """(16,) signed distance, m (negative inside), of each bone's collision part to the object at the grasp frame, the
-    hand at ``coords[rec.grasp_frame]``.
-
-    Raises:
-        DataError: an unreadable collision part or MJCF."""
+    """(16,) signed distance, m, of each bone to the object at the grasp frame; DataError: unreadable part or MJCF."""
     kin, caps, pv = _hand_parts(str(capsule_mjcf(mjcf)))
     g = int(rec.grasp_frame)
     obj = rec.target_object
@@ -97,8 +90,7 @@ def force_bones(batch, i: int, force_min: float) -> list[int] | None:
 
 
 def agreement_frame(plan, grasp_time: float | None = None) -> int | None:
-    """The control frame the simulated set is read at: the first hold frame; without a hold, the frame replaying
-    ``grasp_time`` s."""
+    """The control frame the simulated set is read at: the first hold frame, else the one replaying ``grasp_time``."""
     hold = np.flatnonzero(plan.phase == PHASE_HOLD)
     if hold.size:
         return int(hold[0])

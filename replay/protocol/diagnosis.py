@@ -1,8 +1,6 @@
 """Why a grasp failed, from measured signals only (docs/fidelity.md, "Why a grasp fails"): friction budget ``sum(mu_i
-N_i) / g``, creep and slip in the hand frame, and one class per rollout that did not lift or fell in the shake, the
-first that applies in :data:`CLASSES` order.
-
-Per-frame arrays: world frame, Z up; positions m, quaternions xyzw, forces N."""
+N_i) / g``, creep and slip in the hand frame, the first :data:`CLASSES` entry that applies. World frame, Z up;
+positions m, quaternions xyzw, forces N."""
 
 from __future__ import annotations
 
@@ -39,8 +37,7 @@ def object_in_hand(wrist_pos, wrist_quat, obj_pos) -> np.ndarray:
 
 
 def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
-    """Speed, mm/s, of the object in the hand frame: the norm of the least-squares velocity of (F, 3) positions, m,
-    every ``frame_dt`` s; None under 3 frames."""
+    """Least-squares speed, mm/s, of (F, 3) hand-frame positions, m, every ``frame_dt`` s; None under 3 frames."""
     x = np.asarray(in_hand, float)
     if len(x) < 3 or not np.all(np.isfinite(x)):
         return None
@@ -50,8 +47,7 @@ def creep_rate_mm_s(in_hand: np.ndarray, frame_dt: float) -> float | None:
 
 
 def slip_onset(in_hand: np.ndarray, ref: int, threshold_m: float) -> int | None:
-    """First frame after ``ref`` where the object is more than ``threshold_m`` m from its hand-frame position at
-    ``ref``; None if never."""
+    """First frame after ``ref`` with the object over ``threshold_m`` m from its hand-frame position then; None."""
     d = np.linalg.norm(np.asarray(in_hand, float)[ref:] - in_hand[ref], axis=1)
     hit = np.flatnonzero(d > threshold_m)
     return int(ref + hit[0]) if hit.size else None
@@ -70,8 +66,7 @@ def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, *
 
 
 def display_outcome(outcome: str | None) -> str | None:
-    """What a reader is told (:func:`replay.results.outcomes.words`): ``"not lifted"`` for every ``not_lifted`` rollout,
-    else the outcome."""
+    """What a reader is told: ``"not lifted"`` for every ``not_lifted`` rollout, else the outcome."""
     return words(outcome)
 
 
@@ -87,19 +82,8 @@ def diagnose(
     cfg,
     peak_rise: float | None = None,
 ) -> dict | None:
-    """The diagnosis of one rollout's metrics ``m``. ``too_heavy`` needs the budget below the mass but at least one
-    fingertip's, ``effort_limit / diag_grip_lever_m / g`` kg (else ``light_grip``).
-
-    Args:
-        object_mass: kg. effort_limit: the rollout's finger effort limit, N·m.
-        pushed_mm: largest object displacement before the lift, mm.
-        budget_peak_kg: largest friction budget over lift and hold, kg (None: no lift).
-        fingertip_distance_mm: smallest fingertip-object distance at lift start, mm.
-        slip_onset_frame: :func:`slip_onset`. cfg: ``diag_push_mm``, ``diag_grip_lever_m``, ``diag_never_rose_mm``.
-        peak_rise: :func:`peak_rise_mm` over lift and hold, mm (None: no lift).
-
-    Returns:
-        ``{"class": one of CLASSES, "figure": {...}}`` or None (lifted and held)."""
+    """``{"class": one of CLASSES, "figure": {...}}`` of metrics ``m``, None if lifted and held. ``too_heavy``: budget
+    below the mass but at least one fingertip's ``effort_limit`` (N·m) ``/ diag_grip_lever_m / g`` kg."""
     if m["outcome"] == "unstable":
         return {"class": "unstable", "figure": {"reason": m["unstable_reason"], "frame": m["unstable_frame"]}}
     if m.get("stuck_after_release"):  # the hand opened and the object stayed: something else held it

@@ -1,8 +1,6 @@
-"""Extra finger closure of a world (a :class:`replay.sim.engine.variants.Variant`'s ``finger_closure``, (5,) rad,
-MANO order index, middle, pinky, ring, thumb): ``q'_j = q_j * exp(r(k) closure[f] a_j)`` (xyzw),
-``a_j = normalize(bone x n)`` in the joint's child frame, ``n`` the palm normal (-y, manosim's hand frame); ``r`` 0-1
-ramps in (min-jerk) over the approach's last :data:`RAMP_RECORDED_S` recorded s and out with the release
-(docs/refine.md)."""
+"""A Variant's extra finger closure (5,) rad, MANO order index, middle, pinky, ring, thumb (docs/refine.md):
+``q'_j = q_j * exp(r(k) closure[f] a_j)`` (xyzw), ``a_j = normalize(bone x n)`` child frame, ``n`` the palm normal
+(-y, manosim's hand frame), ``r`` 0-1 (:func:`ramp`)."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ RAMP_RECORDED_S = 0.5
 
 
 def flexion_axes(body_pos: np.ndarray) -> np.ndarray:
-    """(15, 3) unit flexion axis of each finger joint, child frame, from ``body_pos`` (16, 3), m: each hand body's
-    position in its parent's frame at rest (MuJoCo ``body_pos`` of ``mano_body_0..15``)."""
+    """(15, 3) unit flexion axes, child frame, from MuJoCo ``body_pos`` (16, 3) m of ``mano_body_0..15``."""
     J = MANOSIM_HAND.finger_joints
     per = J // len(FINGERS)
     axes = np.zeros((J, 3))
@@ -51,8 +48,7 @@ def ramp(plan: Plan, replay_speed: float, frame_dt: float, *, release_s: float =
 
 
 def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, *, weight: np.ndarray) -> np.ndarray:
-    """(F, 15, 4) xyzw finger targets ``fingers`` (F, 15, 4) with the extra ``closure`` (5,) rad about ``axes`` (15, 3),
-    weighted per frame by ``weight`` (F,)."""
+    """(F, 15, 4) xyzw ``fingers`` turned by ``closure`` (5,) rad about ``axes`` (15, 3), times ``weight`` (F,)."""
     c = np.repeat(np.asarray(closure, float), MANOSIM_HAND.finger_joints // len(FINGERS))  # (15,)
     rv = weight[:, None, None] * (c[:, None] * axes)[None]  # (F, 15, 3)
     q = Rotation.from_quat(fingers.reshape(-1, 4)) * Rotation.from_rotvec(rv.reshape(-1, 3))
@@ -60,12 +56,8 @@ def closed_targets(fingers: np.ndarray, closure, axes: np.ndarray, *, weight: np
 
 
 def world_finger_targets(plan: Plan, batch, cfg: ReplayConfig) -> np.ndarray:
-    """(N, F, 15, 4) xyzw finger targets of every world of ``batch``: the plan's (a broadcast view) unless a world's
-    variant moves its fingers (its extra closure on the uncompressed targets, then its pad compression at its own depth
-    on its own pose).
-
-    Raises:
-        ValueError: a variant asks a pad depth of a plan without pad compression."""
+    """(N, F, 15, 4) xyzw finger targets per world: the plan's (a broadcast view) unless its variant closes or
+    compresses them. ValueError: a variant asks a pad depth of a plan without pad compression."""
     fingers = finger_quats(plan.coords)
     N = len(batch.worlds)
     if not any(getattr(w.variant, "moves_fingers", False) for w in batch.worlds):

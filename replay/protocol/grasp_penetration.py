@@ -19,18 +19,9 @@ FINGER_BODIES = tuple(range(1, 16))
 
 
 def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, *, frame: int | None = None) -> dict:
-    """Depth of the simulated hand inside the object at ``frame`` (default the grasp frame).
-
-    Args:
-        rec: the recording (target object ``pos`` (T, 3) m, ``quat`` (T, 4) xyzw, world). coords: (T, 67) hand coords
-            (wrist m, wrist xyzw, 15 finger xyzw).
-        mjcf: the replayed hand MJCF (its capsule sibling gives the capsules).
-
-    Returns:
-        ``{"frame", "inside", "depth_mm" (> 0 inside), "deepest_body" (manosim index), "bodies_inside" (of 15)}``.
-
-    Raises:
-        DataError: an unreadable collision part or MJCF."""
+    """``{"frame", "inside", "depth_mm" (> 0 inside), "deepest_body" (manosim index), "bodies_inside" (of 15)}`` at
+    ``frame`` (default the grasp). ``coords`` (T, 67): wrist m, wrist xyzw, 15 finger xyzw. DataError: an unreadable
+    collision part or MJCF."""
     g = int(rec.grasp_frame if frame is None else frame)
     cap = capsule_mjcf(mjcf)
     kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)

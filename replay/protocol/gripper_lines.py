@@ -1,7 +1,5 @@
-"""The grasp lines the parallel-jaw check tries (``thumb_index``: the recorded thumb-tip to index-tip line at the grasp
-frame, carried into the object's settled pose; ``principal_1`` / ``principal_2``: the horizontal principal axes through
-the centre of mass), and their span through the collider: a bundle of parallel lines over the pad face cut with each
-convex part's hull. Positions m, world."""
+"""The parallel-jaw check's grasp lines (``thumb_index`` as recorded, ``principal_1`` / ``principal_2`` through the
+COM) and their span through the collider, a bundle over the pad face cut with each convex hull. Positions m, world."""
 
 from __future__ import annotations
 
@@ -43,11 +41,8 @@ def _pose(pos, quat_xyzw):
 
 
 def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
-    """The recorded thumb-tip to index-tip line at ``rec.grasp_frame``, moved with the object onto ``settled_origin``
-    (7,) (m, xyzw, world).
-
-    Raises:
-        DataError: no landmarks, or the tips coincide / are not finite there."""
+    """The recorded thumb-index line at the grasp frame, moved with the object onto ``settled_origin`` (7,) (m, xyzw,
+    world). DataError: no landmarks, or the tips coincide / are not finite."""
     g = int(rec.grasp_frame)
     if rec.landmarks is None:
         raise DataError(rec.source, "landmarks", "no landmarks: no thumb-index grasp line")
@@ -68,8 +63,8 @@ def thumb_index_line(rec: Recording, settled_origin: np.ndarray) -> GraspLine:
 
 
 def principal_lines(com: np.ndarray, inertia_body: np.ndarray, quat_xyzw: np.ndarray) -> list[GraspLine]:
-    """The two principal horizontal axes through ``com`` (3,) m, world, from the (3, 3) inertia about the COM, body
-    frame, kg·m^2; largest horizontal moment first."""
+    """The principal horizontal axes through ``com`` (3,) m world of ``inertia`` (3, 3) kg·m^2 body frame; largest
+    first."""
     R = Rotation.from_quat(np.asarray(quat_xyzw, float)).as_matrix()
     iw = R @ np.asarray(inertia_body, float) @ R.T
     vals, vecs = np.linalg.eigh(iw[:2, :2])

@@ -65,8 +65,7 @@ def settle_object(
 
 
 def grasp_lines(rec: Recording | None, settled: dict) -> tuple[list, dict]:
-    """``(lines, skipped)``: the recorded thumb-index line (when ``rec`` has one) and the two principal axes;
-    ``skipped``: ``{name: reason}``."""
+    """``(lines, skipped {name: reason})``: the thumb-index line (with ``rec``) and the two principal axes."""
     lines, skipped = [], {}
     if rec is not None:
         try:
@@ -87,18 +86,9 @@ def check_object(
     lines: list[str] | None = None,
     keep_trace: bool = False,
 ) -> dict:
-    """Every grasp line of one object through the nine phases.
-
-    Args:
-        asset: the object. rec: the recording giving the thumb-index line and the resting orientation (None: upright,
-            principal lines only).
-        lines: names to run (default all). keep_trace: keep each line's pose trace.
-
-    Returns:
-        ``{"object", "mass_kg", "jaw_force_n", "settle", "bbox_m", "lines", "skipped_lines", **object_verdict}``.
-
-    Raises:
-        DataError: bad asset (unreadable or degenerate collision parts, no mass)."""
+    """``{"object", "mass_kg", "jaw_force_n", "settle", "bbox_m", "lines", "skipped_lines", **object_verdict}``: every
+    grasp line through the nine phases (``rec`` None: upright, principal lines only). Raises DataError (unreadable or
+    degenerate collision parts, no mass)."""
     fixture, pc = fixture or FixtureConfig(), pc or PhaseConfig()
     quat0 = rec.target_object.quat[0] if rec is not None else np.array([0.0, 0.0, 0.0, 1.0])
     settled = settle_object(asset, quat0, config, fixture=fixture, pc=pc)

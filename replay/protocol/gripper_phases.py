@@ -1,9 +1,6 @@
-"""The nine-phase parallel-jaw grasp-and-lift check of one object along one grasp line: NVIDIA SimReady's public
-``grasp_and_lift`` test (FET005 Grasp, test version 1.3.0; docs/gripper_check.md), stopping at the line's first failure.
-Phases and failure classes: stability (never fails); positioning; grasping (``pads_touched``); lifting (``not_risen``);
-hold_before_shake, shake (``left_jaws_in_shake``), hold_after_shake (``dropped_in_hold``); opening (never fails);
-dropping (``did_not_fall``). A non-finite state or a runaway body ends the line as ``unstable``. Thresholds:
-:class:`PhaseConfig`."""
+"""The nine-phase parallel-jaw grasp-and-lift check of one object along one grasp line, stopping at its first failure:
+NVIDIA SimReady's public ``grasp_and_lift`` test (FET005 Grasp, test version 1.3.0; docs/gripper_check.md). A
+non-finite state or a runaway body ends the line as ``unstable``."""
 
 from __future__ import annotations
 
@@ -94,9 +91,8 @@ class _Unstable(Exception):
 
 
 def plan_line(line: GraspLine, planes: list, pad_half_width: float, *, preload: float, open_margin: float) -> dict:
-    """Where the jaws go for ``line``: centre (3,) m on the line's span, jaw axis, open and target jaw coordinates (m
-    from the centre). A line missing the collider keeps its point, opens by ``open_margin`` and targets 0
-    (``pads_touched``)."""
+    """Jaw centre (3,) m, axis, open and target jaw coordinates (m from the centre) for ``line``; a line missing the
+    collider opens by ``open_margin`` and targets 0 (``pads_touched``)."""
     frame = line_frame(line.direction)
     hit = line_span(planes, line, frame, half_width=pad_half_width)
     if hit["span"] is None:
@@ -144,8 +140,7 @@ class LineRun:
         height: float,
         longest_edge: float,
     ) -> LineRun:
-        """A fresh scene: the object at ``origin`` (7,) (m, xyzw), the gantry ``pc.approach_offset`` above the line's
-        centre, jaws open."""
+        """A fresh scene: object at ``origin`` (7,) m/xyzw, gantry ``approach_offset`` above the line, jaws open."""
         g0 = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
         scene = build_gripper_scene(
             asset,
@@ -160,11 +155,8 @@ class LineRun:
         return cls(scene, plan, pc, height=height, longest_edge=longest_edge)
 
     def advance(self, duration: float, gantry_at=None, jaw_at=None, *, stop=None):
-        """Step up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (phase time t s; None: hold; t alone
-        decides them); ``stop(t, reading)`` ends early. Returns ``(t, reading)`` of the last step.
-
-        Raises:
-            _Unstable: a non-finite object COM or a runaway ``qvel``."""
+        """``(t, reading)`` after up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (t s; None: hold) or
+        until ``stop(t, reading)``. Raises _Unstable (non-finite object COM, runaway ``qvel``)."""
         sc = self.sc
         n = max(1, int(math.ceil(duration / sc.dt - 1e-9)))
         chunk = {}
@@ -204,14 +196,12 @@ class LineRun:
         tr["jaws"].append(r.pads)
 
     def grasp_point(self, origin: np.ndarray | None = None) -> np.ndarray:
-        """(3,) world m: the line's centre as fixed in the object at the start, with the object at ``origin`` (7,) m /
-        xyzw (default: now)."""
+        """(3,) world m: the line's centre, fixed in the object, with the object at ``origin`` (7,) (default: now)."""
         o = self.sc.object_origin() if origin is None else origin
         return Rotation.from_quat(o[3:7]).apply(self.grasp_local) + o[:3]
 
 
-# ------------------------------------------------------------------ the nine phases
-# each: (run) -> (passed, metrics); SI units in the metric names' suffixes (_m, _s, _mm)
+# the nine phases, each (run) -> (passed, metrics); units in the metric names' suffixes (_m, _s, _mm)
 
 
 def _stability(run: LineRun) -> tuple[bool, dict]:
@@ -370,8 +360,7 @@ def run_phases(run: LineRun) -> dict:
 
 
 def object_verdict(lines: list[dict]) -> dict:
-    """An object passes when one line passes all nine phases; else its class is that of the line that got furthest (the
-    first such). ``lines``: :func:`run_phases` results with a ``line`` name."""
+    """Pass when one line passes all nine phases, else the class of the (first) line that got furthest."""
     passing = [ln["line"]["name"] for ln in lines if ln["passed"]]
     if passing:
         return dict(passed=True, verdict="pass", passing_lines=passing, furthest_line=passing[0], failed_phase=None)

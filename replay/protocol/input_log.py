@@ -1,8 +1,6 @@
-"""One rollout re-run on the MuJoCo C engine with every input MuJoCo received recorded: ``ctrl`` (finger targets),
-``xfrc_applied`` (the wrist wrench) and ``qfrc_applied`` (the quaternion finger drive) before every ``mj_step``, the
-world's compiled ``MjModel`` (variant applied) and its state before the first step. Replaying them with ``mj_step``
-alone gives the same trajectory bit for bit (``benchmarks/engine.py``). One world per re-run: world i of a batch steps
-as a batch of one holding variant i."""
+"""One world re-run on MuJoCo C with every input recorded before each ``mj_step`` (``ctrl``, ``xfrc_applied``,
+``qfrc_applied``), its compiled ``MjModel`` and initial state: ``mj_step`` alone replays it bit for bit
+(``benchmarks/engine.py``)."""
 
 from __future__ import annotations
 
@@ -30,19 +28,9 @@ STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 
 @dataclass
 class InputLog:
-    """Everything a plain-MuJoCo replay of one rollout needs, and what the rollout gave.
-
-    Attributes:
-        model: the world's compiled ``MjModel`` (variant applied). state0: (mj_stateSize(model, STATE_SPEC),) state
-            before the first step.
-        ctrl: (S, nu) ``d.ctrl`` before each of S physics steps, rad.
-        xfrc_applied: (S, nbody, 6) force N then torque N·m, world frame, at each body's COM.
-        qfrc_applied: (S, nv) N or N·m per DOF.
-        frame_steps: (F,) physics steps of each control frame simulated (fewer where the world stopped).
-        trace: the rollout's :class:`replay.protocol.measures.Trace`. plan: the plan stepped; scene: the built scene.
-        bodies: (17,) MuJoCo body ids of ``mano_body_0..15`` then the object.
-        hand_geoms, object_geoms: (ngeom,) bool masks. variant: the world's variant.
-        final_body_pos: (17, 3) m, float64, the bodies' world positions after the last frame."""
+    """A plain-MuJoCo replay's inputs: ``ctrl`` (S, nu) rad per physics step, ``xfrc_applied`` (S, nbody, 6) N then N·m
+    world at each COM, ``qfrc_applied`` (S, nv) N or N·m, ``frame_steps`` (F,) per control frame, ``bodies`` (17,) ids
+    of ``mano_body_0..15`` then the object, ``final_body_pos`` (17, 3) m float64."""
 
     model: mujoco.MjModel
     state0: np.ndarray
@@ -76,16 +64,9 @@ class InputLog:
 def record_rollout(
     rec: Recording, coords: np.ndarray, mjcf: str | Path, *, cfg: ReplayConfig, variant: Variant, protocol: str = "lift"
 ) -> InputLog:
-    """Re-run one world of ``rec`` under ``protocol`` on the MuJoCo C engine, recording its inputs.
-
-    Args:
-        rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts`.
-        variant: the world's :class:`Variant` (``Variant()`` the contact run, ``Variant(ablation=True)`` its ablation, a
-            refine correction).
-        protocol: a registered protocol's name (its config part applied).
-
-    Raises:
-        UsageError: the config does not step MuJoCo C directly (no bit-for-bit replay). DataError: bad input."""
+    """Re-run the world of ``variant`` on MuJoCo C recording its inputs (arguments as
+    :func:`replay.protocol.rollout.run_rollouts`). Raises UsageError (the config does not step MuJoCo C directly),
+    DataError (bad input)."""
     cfg = protocol_named(protocol).config(cfg)
     if not config_uses_direct_engine(cfg):
         raise UsageError(

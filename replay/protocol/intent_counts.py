@@ -1,6 +1,5 @@
-"""Counts per intent, and the groups every reader shows apart and never adds together: the lifts, the other intents
-(their recorded motion after the grasp is replaced by the protocol's, so their outcome is not a lift's) and the
-recordings whose dataset names no intent."""
+"""Counts per intent and the groups readers never add together: lifts, other intents (their motion after the grasp is
+the protocol's, not theirs) and recordings naming no intent."""
 
 from __future__ import annotations
 
@@ -15,9 +14,8 @@ LIFTS, OTHER_INTENTS, NO_INTENT = "lifts", "other intents", "no intent named"
 
 
 def intent_counts(recs: list) -> dict[str, dict[str, int]]:
-    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}`` of rollout records, the lift recordings
-    (``lift``) first, then the other intents by name (GRAB ``pass``, ``drink``, ...; a dataset
-    whose names carry none: ``unknown``, :func:`replay.checks.intent.recording_intent`)."""
+    """``{intent: {rollouts, lifted, shake_held, not_lifted, unstable}}``, ``lift`` first, then by name (none named:
+    ``unknown``)."""
     out: dict[str, dict[str, int]] = {}
     for r in recs:
         c = out.setdefault(str(r.intent or INTENT_UNKNOWN), dict.fromkeys(INTENT_COUNTS, 0))
@@ -30,16 +28,14 @@ def intent_counts(recs: list) -> dict[str, dict[str, int]]:
 
 
 def intent_group(intent: str | None) -> str:
-    """The group of an intent: :data:`LIFTS` (``lift``), :data:`NO_INTENT` (none named: ``unknown`` or
-    None) or :data:`OTHER_INTENTS`."""
+    """:data:`LIFTS` (``lift``), :data:`NO_INTENT` (``unknown`` or None) or :data:`OTHER_INTENTS`."""
     if intent == INTENT_LIFT:
         return LIFTS
     return NO_INTENT if intent in (None, "", INTENT_UNKNOWN) else OTHER_INTENTS
 
 
 def intent_groups(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
-    """:func:`intent_counts` summed per :func:`intent_group`, in the order lifts, other intents, no
-    intent named; a group with no recording is left out."""
+    """:func:`intent_counts` summed per :func:`intent_group` in :data:`GROUPS` order; empty groups left out."""
     order = (LIFTS, OTHER_INTENTS, NO_INTENT)
     groups: dict[str, dict[str, int]] = {}
     for intent, c in by_intent.items():

@@ -1,9 +1,6 @@
-"""The lift protocol's plan (phase codes of :mod:`replay.protocol.plan`): settle ``settle_s`` on the first replayed
-pose; approach, the recorded motion from ``approach_window_s`` before the grasp frame at ``replay_speed``; lift
-``lift_height`` along world +Z over ``lift_s`` (min-jerk), fingers held; hold ``hold_s`` (success judged at its end);
-shake ``shake_s`` (lateral, only for a lifted object: :func:`replay.protocol.step_plan.step_protocol` stops the rest).
-
-Positions m (world, Z up), times s, quaternions xyzw."""
+"""The lift protocol's plan: settle ``settle_s``; approach, the recorded motion from ``approach_window_s`` before the
+grasp at ``replay_speed``; lift ``lift_height`` along world +Z over ``lift_s`` (min-jerk); hold ``hold_s``; shake
+``shake_s`` (lateral, lifted objects only). Positions m (world, Z up), times s, quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -44,14 +41,12 @@ def shake_offset(t: float, duration: float, amplitude: float, *, hz: float) -> n
 
 
 def approach_time(times: np.ndarray, k: int, cfg: ReplayConfig) -> float:
-    """The recorded time, s, approach frame ``k`` (1-based) replays: ``replay_speed x frame_dt`` per frame from
-    ``times[0]``, at most ``times[-1]``."""
+    """Recorded time, s, of approach frame ``k`` (1-based): ``times[0] + k replay_speed frame_dt``, <= ``times[-1]``."""
     return min(float(times[0]) + k * cfg.frame_dt * cfg.replay_speed, float(times[-1]))
 
 
 def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
-    """(F,) recorded time, s, each control frame of lift plan ``plan`` replays (the window's first while settling, the
-    grasp's after the approach); ``times``: the window's (:func:`replay.protocol.plan.replayed_frames`)."""
+    """(F,) recorded time, s, each control frame of ``plan`` replays (held at the ends of the window ``times``)."""
     out = np.full(len(plan.phase), float(times[-1]))
     out[plan.phase == PHASE_SETTLE] = float(times[0])
     app = np.flatnonzero(plan.phase == PHASE_APPROACH)
@@ -60,13 +55,8 @@ def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarr
 
 
 def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
-    """Targets for every control frame of the lift protocol, one row per ``cfg.frame_dt`` s.
-
-    Args:
-        rec: the recording. coords: (T, 67) hand coords per recorded frame (Newton joint_q order).
-
-    Raises:
-        DataError: coords shape, or fewer than 2 valid frames before the grasp."""
+    """The lift :class:`Plan` of ``coords`` (T, 67, Newton joint_q order), one row per ``cfg.frame_dt`` s. Raises
+    DataError (coords shape, fewer than 2 valid frames before the grasp)."""
     g = int(rec.grasp_frame)
     times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, stop=g + 1)
     fdt = cfg.frame_dt

@@ -1,9 +1,6 @@
-"""Per-world measures of a rollout: :func:`measure_world` turns one world's :class:`Trace` into the metrics of
-:func:`replay.protocol.rollout.run_rollouts` (their fields: docs/results.md). The outcome is judged at the end of the
-hold (rise >= ``lifted_min_rise``, lowest collision vertex >= ``lifted_min_clearance`` above the support); the shake and
-release are reported on their own.
-
-Positions m, world frame (Z up), quaternions xyzw; mm and deg where named."""
+"""Per-world measures of a rollout (fields: docs/results.md): lifted at the end of the hold when rise >=
+``lifted_min_rise`` and the lowest collision vertex >= ``lifted_min_clearance`` above the support; shake and release
+apart. Positions m, world frame (Z up), quaternions xyzw; mm and deg where named."""
 
 from __future__ import annotations
 
@@ -22,17 +19,9 @@ from replay.sim.engine.spans import FrameRows
 
 @dataclass
 class Trace(FrameRows):
-    """What one world recorded, frame by frame (F planned frames, B = 17 bodies: 16 hand bodies, then the object): the
-    engine's :class:`~replay.sim.engine.spans.FrameRows`, then what the protocol keeps once.
-
-    Attributes:
-        body_pos: (F, B, 3) float32 world positions, m (NaN past ``done``). body_quat: (F, B, 4) float32, xyzw.
-        ccount: (F,) hand-object contacts. wrist_err: (F,) root-body position error, m (NaN while settling).
-            normal_force / friction_force: (F,) contact force sums, N.
-        done: frames simulated. fingertip_distance: smallest fingertip-object distance at lift start, m. bad_frame: the
-            frame a reason stopped the world at, or None.
-        contacts_at_lift / contacts_force_at_lift: hand-object contacts / those carrying force at lift start.
-            force_bones: bones (0-15) carrying hand-object force at the contact-agreement frame, None if not read."""
+    """One world's record (F frames, B = 17 bodies, the object last): ``body_pos`` (F, B, 3) float32 m world (NaN past
+    ``done``), ``body_quat`` (F, B, 4) xyzw, ``ccount`` (F,) contacts, ``wrist_err`` (F,) m (NaN while settling),
+    ``normal_force`` / ``friction_force`` (F,) N, ``fingertip_distance`` m at lift start, ``force_bones`` (0-15)."""
 
     done: int = 0
     fingertip_distance: float | None = None
@@ -43,19 +32,15 @@ class Trace(FrameRows):
 
 
 def object_vertices_world(body_q_row: np.ndarray, verts: np.ndarray) -> np.ndarray:
-    """(V, 3) world positions, m, of object-frame ``verts`` (V, 3) at pose ``body_q_row`` (7,): position m, quaternion
-    xyzw."""
+    """(V, 3) world m of object-frame ``verts`` (V, 3) at pose ``body_q_row`` (7,): m, xyzw."""
     return Rotation.from_quat(body_q_row[3:7]).apply(verts) + body_q_row[:3]
 
 
 def hand_frame_slip(
     wrist_pos: np.ndarray, wrist_quat: np.ndarray, obj_pos: np.ndarray, *, obj_quat: np.ndarray, ref: int | None
 ) -> tuple[float | None, float | None]:
-    """``(mm, deg)`` the object moved in the wrist (root body) frame between frame ``ref`` (lift start) and the last;
-    (None, None) without a lift.
-
-    Args:
-        wrist_pos, obj_pos: (F, 3) world positions, m. wrist_quat, obj_quat: (F, 4) xyzw."""
+    """``(mm, deg)`` the object moved in the wrist frame from frame ``ref`` (lift start) to the last; (None, None)
+    without a lift. Positions (F, 3) m world, quaternions (F, 4) xyzw."""
     if ref is None or ref < 0 or ref >= len(wrist_pos) - 1:
         return None, None
     w = Rotation.from_quat(np.asarray(wrist_quat[[ref, -1]], dtype=float))
@@ -81,8 +66,7 @@ _FRAMES_PER_CHUNK = 128
 
 
 def _largest_displacement(tr: Trace, verts: np.ndarray, v_ref: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """(stop - start,) largest displacement, m, of any vertex ``verts`` (V, 3, object frame) from ``v_ref`` (V, 3,
-    world) at each frame, :data:`_FRAMES_PER_CHUNK` frames at a time."""
+    """(stop - start,) largest displacement, m, of ``verts`` (V, 3, object frame) from ``v_ref`` (V, 3, world)."""
     out = np.zeros(max(0, stop - start))
     for a in range(start, stop, _FRAMES_PER_CHUNK):
         b = min(stop, a + _FRAMES_PER_CHUNK)
@@ -93,8 +77,7 @@ def _largest_displacement(tr: Trace, verts: np.ndarray, v_ref: np.ndarray, start
 
 
 def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None, end: int) -> tuple[dict, float]:
-    """``max_object_step_mm``, ``max_object_disp_mm``, ``max_object_rise_mm`` after settling and before the release
-    (frame ``end``), and ``pushed``, m: the largest vertex displacement up to lift start ``ls``."""
+    """Object motion mm from settling to the release (frame ``end``), and ``pushed`` m up to lift start ``ls``."""
     done = min(tr.done, end)
     opos = tr.body_pos[:done, -1].astype(float)
     v_ref = object_vertices_world(_object_row(tr, settle_end), verts)
@@ -114,8 +97,8 @@ def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None
 def _shake_measures(
     rec: Recording, plan: Plan, cfg: ReplayConfig, tr: Trace, verts: np.ndarray, judge: int, lifted: bool
 ) -> dict:
-    """``shake_ran``, ``shake_held``, ``shake_slip_mm``, ``shake_slip_deg``: the shake runs only for a lifted object;
-    held when it stayed above the support and slid less than ``shake_max_slip`` in the hand from frame ``judge``."""
+    """Shake figures: held when the object stayed above the support and slid less than ``shake_max_slip`` in the
+    hand."""
     done, end = tr.done, release.pre_release_end(plan.phase)  # the shake ends where the release begins
     shake = {"shake_ran": False, "shake_held": None, "shake_slip_mm": None, "shake_slip_deg": None}
     if lifted and np.any(plan.phase == PHASE_SHAKE):
@@ -135,8 +118,7 @@ def _shake_measures(
 
 
 def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
-    """``wrist_err_median_mm`` / ``wrist_err_max_mm`` after settling, ``wrist_err_peak_mm`` over the lift and hold (None
-    where no frame)."""
+    """``wrist_err_median_mm`` / ``_max_mm`` after settling, ``_peak_mm`` over lift and hold (None: no frame)."""
     err = tr.wrist_err[: tr.done] * 1000.0
     ok = np.isfinite(err)
     we, lh = err[ok], err[ok & np.isin(phase[: tr.done], (PHASE_LIFT, PHASE_HOLD))]
@@ -148,14 +130,7 @@ def _wrist_error(tr: Trace, phase: np.ndarray) -> dict:
 
 
 def measure_world(rec: Recording, plan: Plan, scene, *, cfg: ReplayConfig, tr: Trace, world) -> dict:
-    """Metrics of one world's trace.
-
-    Args:
-        rec: the replayed recording (``support_height`` m); plan: the plan stepped.
-        scene: the built :class:`replay.sim.scene.Scene` (``object_vertices`` (V, 3) m, object frame; ``object_mass``
-            kg). tr: the world's :class:`Trace`.
-        world: the batch's :class:`replay.sim.engine.world.WorldStatus` (``reason``, ``variant``, ``peak_contacts``,
-            ``act_max`` N·m)."""
+    """Metrics of one world's :class:`Trace`; ``world``: its :class:`replay.sim.engine.world.WorldStatus`."""
     done = tr.done
     reason, bad_frame = world.reason, tr.bad_frame
     if bad_frame is None:
@@ -232,8 +207,7 @@ def measure_world(rec: Recording, plan: Plan, scene, *, cfg: ReplayConfig, tr: T
 def _release(
     plan: Plan, tr: Trace, verts: np.ndarray, opos: np.ndarray, lifted: bool, shake: dict, cut: bool = False
 ) -> tuple[dict, int]:
-    """(:func:`replay.protocol.release.release_metrics` of the world, the frames before the release); ``cut``: physics
-    trouble stopped the world during the release."""
+    """(release metrics, frames before the release); ``cut``: physics trouble stopped the world in the release."""
     end = min(tr.done, release.pre_release_end(plan.phase))
     held = shake["shake_held"] if shake["shake_ran"] else lifted
     height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
@@ -249,8 +223,7 @@ def _release(
 def _diagnose(
     out: dict, measures: dict, world, scene, cfg: ReplayConfig, pushed: float, peak_rise: float | None
 ) -> dict | None:
-    """:func:`replay.protocol.diagnosis.diagnose` of one world's metrics with the variant's object mass (kg) and effort
-    limit (N·m) where it sets them; ``peak_rise`` mm."""
+    """The diagnosis of one world's metrics under its variant's object mass (kg) and effort limit (N·m)."""
     v = world.variant
     effort = one_tip_effort(cfg, v.effort_scale or 1.0)
     mass = v.object_mass or scene.object_mass
@@ -268,8 +241,8 @@ def _diagnose(
 
 
 def one_tip_effort(cfg: ReplayConfig, scale: float = 1.0) -> float:
-    """The diagnosis's one-fingertip effort, N·m over ``cfg.lift.diag_grip_lever_m`` (the index's maximal pad force
-    times that lever where the strength is human, else the uniform limit), times ``scale``."""
+    """One fingertip's effort, N·m over ``diag_grip_lever_m`` (human strength: the index's pad force times that lever;
+    else the uniform limit), times ``scale``."""
     forces = finger_strength.tip_forces(cfg)
     one = float(finger_strength.profile(cfg)) if forces is None else float(forces[0]) * cfg.lift.diag_grip_lever_m
     return one * scale
@@ -287,10 +260,8 @@ def grasp_measures(
     completed: bool,
     pushed: float,
 ) -> dict:
-    """Friction budget (kg, :func:`replay.protocol.diagnosis.friction_budget_kg`) at lift start, its peak over lift and
-    hold and median over the hold; creep in the hand frame over the hold (mm/s, lifted only); slip onset frame;
-    ``pushed`` m as mm; fingertip distance at lift start, mm. ``ls``: lift-start frame or None; ``judge``: the end of
-    the hold; ``ph``: (done,) phase codes."""
+    """Friction budget kg at lift start, peak over lift and hold, median over the hold; hand-frame creep mm/s (lifted
+    only); slip onset frame; ``pushed`` and fingertip distance mm. ``ls`` None: no lift; ``ph`` (done,) phases."""
     body_pos, body_quat = tr.body_pos, tr.body_quat
     budget = diagnosis.friction_budget_kg(tr.friction_force[:done])
     carry = np.flatnonzero((ph == PHASE_LIFT) | (ph == PHASE_HOLD))

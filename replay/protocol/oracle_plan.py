@@ -1,8 +1,5 @@
-"""The hug-oracle protocol's plan: the HUG authors' human-grasp oracle (arXiv:2606.17054, app. E.1/E.2; docs/oracle.md),
-each element an ``oracle_*`` field (:class:`replay.results.oracle_fields.OracleFields`). The synthetic start backs the
-hand off ``offset_m`` along the wrist's own +-x (right / left hand) and +y (manosim README's wrist frame).
-
-Positions m (world, Z up), times s, quaternions xyzw."""
+"""The hug-oracle protocol's plan: the HUG authors' human-grasp oracle (arXiv:2606.17054, app. E.1/E.2;
+docs/oracle.md), each element an ``oracle_*`` field. Positions m (world, Z up), times s, quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -46,13 +43,9 @@ MIN_FLEX_RAD = math.radians(5.0)
 
 
 def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
-    """The settings a hug-oracle rollout runs with: ``cfg`` with the oracle's departures in ``physics_overrides`` (its
-    ``finger_effort_limit`` entry, None = :data:`ORACLE_NO_LIMIT_NM`; no pad compression; ``contact_mixing`` ``hand``
-    where ``oracle.contact`` is ``manosim``), its step (``oracle.dt`` at ``control_fps`` 50 Hz; None: the lift
-    protocol's) and no shake or release.
-
-    Raises:
-        DataError: bad fields; ``oracle.contact`` ``manosim`` on an engine other than mujoco-c."""
+    """``cfg`` with the oracle's departures (``finger_effort_limit`` entry, None = :data:`ORACLE_NO_LIMIT_NM`; no pad
+    compression; ``contact_mixing`` ``hand`` for ``oracle.contact`` ``manosim``; ``oracle.dt`` at 50 Hz control; no
+    shake or release). Raises DataError (bad fields; ``manosim`` contact off mujoco-c)."""
     own = _own_effort(cfg)
     over = {
         **(cfg.physics_overrides or {}),
@@ -78,8 +71,7 @@ def oracle_config(cfg: ReplayConfig) -> ReplayConfig:
 
 
 def _own_effort(cfg: ReplayConfig):
-    """The hug-oracle's ``finger_effort_limit`` entry (N·m, or None: as authored): a per-protocol override's, else the
-    table's."""
+    """The hug-oracle's ``finger_effort_limit``, N·m (None: as authored): its override, else the table's."""
     value = physics.choice_value(cfg, "finger_effort_limit")
     if not isinstance(value, dict):
         value = physics.table(cfg.physics)["finger_effort_limit"].value
@@ -96,8 +88,7 @@ def extra_flexion(q: np.ndarray, extra_rad: float) -> np.ndarray:
 
 
 def grasp_on_rest(rec: Recording, coords: np.ndarray, rest: int) -> np.ndarray:
-    """(67,) grasp-frame coords with the wrist carried from the object's grasp-frame pose onto its pose at frame
-    ``rest`` (hand relative to object kept)."""
+    """(67,) grasp-frame coords with the wrist carried with the object onto its pose at frame ``rest``."""
     g, obj = int(rec.grasp_frame), rec.target_object
     r_g, r_r = Rotation.from_quat(obj.quat[g]), Rotation.from_quat(obj.quat[rest])
     move = r_r * r_g.inv()
@@ -108,9 +99,8 @@ def grasp_on_rest(rec: Recording, coords: np.ndarray, rest: int) -> np.ndarray:
 
 
 def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarray:
-    """(67,) the oracle's start coords from the grasp coords: wrist moved ``offset_m`` along its own (+-x, +y) (x sign
-    +1 right hand, -1 left), fingers flat, thumb base ``thumb_prebend_rad`` about its recorded grasp axis (z where
-    unrotated)."""
+    """(67,) start coords: wrist moved ``offset_m`` along its own (+-x, +y) (x sign +1 right hand, -1 left; manosim
+    README's wrist frame), fingers flat, thumb base ``thumb_prebend_rad`` about its grasp axis (z where unrotated)."""
     out = np.array(grasp, float)
     sx = 1.0 if hand_side == "right" else -1.0
     off = np.array([sx * cfg.oracle.offset_m, cfg.oracle.offset_m, 0.0])
@@ -133,8 +123,7 @@ def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
 
 
 def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
-    """(T, 67) coords with the extra flexion blended in (min-jerk) over the last ``closure_s`` recorded s before the
-    grasp frame, full from it on."""
+    """(T, 67) coords with the extra flexion blended in (min-jerk) over the ``closure_s`` s before the grasp frame."""
     out = np.array(coords, float)
     extra = math.radians(cfg.oracle.extra_flexion_deg)
     if extra == 0:
@@ -150,19 +139,9 @@ def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> 
 
 
 def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
-    """Targets for every control frame of the hug-oracle protocol.
-
-    Args:
-        rec: the recording (target object tracked). coords: (T, 67) hand coords per recorded frame (Newton joint_q
-            order, xyzw).
-        cfg: the oracle's settings (:func:`oracle_config`).
-
-    Returns:
-        A :class:`~replay.protocol.plan.Plan`; ``start_frame`` the approach window's first frame (the object's start
-            pose).
-
-    Raises:
-        DataError: coords shape, fewer than 2 tracked frames before the grasp, or an untracked grasp frame."""
+    """The hug-oracle :class:`~replay.protocol.plan.Plan` of ``coords`` (T, 67, Newton joint_q order, xyzw) under
+    :func:`oracle_config`; ``start_frame`` the object's start pose. Raises DataError (coords shape, fewer than 2
+    tracked frames before the grasp, an untracked grasp frame)."""
     height, lift_s, hold_s = _lift_settings(cfg)
     if cfg.oracle.start == START_RECORDED:
         lift_cfg = cfg.replace(lift={"lift_height": height, "lift_s": lift_s, "hold_s": hold_s, "shake_s": 0.0})

@@ -1,8 +1,6 @@
-"""The hug-oracle protocol's success test (HUG arXiv:2606.17054, app. E.2): ``off_table`` when the rollout is stable,
-ran to the end of the hold, and at every hold frame no object collision vertex is at or below the support's top within
-its xy extent (MuJoCo's contact condition for a convex part on a box, with the pair's margin; ``tests/test_oracle.py``
-checks it against ``MjData.contact``) and the object origin is above its height at lift start. With ``oracle.success``
-``lift`` the lift protocol's test decides and ``off_table`` is reported beside it."""
+"""The hug-oracle's success test (HUG arXiv:2606.17054, app. E.2): ``off_table`` when stable to the hold's end, no
+object collision vertex at or below the support's top within its xy extent at any hold frame (MuJoCo's convex-on-box
+contact condition with the pair's margin), and the origin above its lift-start height."""
 
 from __future__ import annotations
 
@@ -37,17 +35,9 @@ def judge(
     cfg: ReplayConfig,
     margin: float = 0.0,
 ) -> dict:
-    """The oracle's figures of one world and its verdict.
-
-    Args:
-        plan: the hug-oracle plan; tr: the world's trace; verts: (V, 3) object collision vertices, m, object frame;
-            support_height: m; extent: the support's xy extent or None; metrics:
-            :func:`replay.protocol.measures.measure_world`'s. margin: m (:func:`support_contact`).
-
-    Returns:
-        ``{"oracle": {"success_test", "off_table", "hold_frames", "support_contact_frames", "end_rise_mm",
-            "lift_test_lifted", "effort_limit" N·m, "hand_object_contact", "dt" s}}`` and, under ``off_table``,
-            ``lifted`` / ``outcome`` / ``diagnosis`` by that test."""
+    """``{"oracle": {success_test, off_table, hold_frames, support_contact_frames, end_rise_mm, lift_test_lifted,
+    effort_limit N·m, hand_object_contact, dt s}}``, plus ``lifted`` / ``outcome`` / ``diagnosis`` under ``off_table``.
+    ``verts`` (V, 3) m object frame; ``support_height``, ``margin`` m."""
     hold = np.flatnonzero(plan.phase == PHASE_HOLD)
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     ref = int(lift[0]) - 1

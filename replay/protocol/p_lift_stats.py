@@ -1,5 +1,4 @@
-"""P(lift) of a recording under one condition: the fraction of its samples lifted, its 95 % Wilson score interval, a
-class read from the interval and the sampled variable it depends on most (fields: docs/results.md, ``p_lift``)."""
+"""P(lift) of a recording per condition: fraction lifted, 95 % Wilson interval, class and driver (docs/results.md)."""
 
 from __future__ import annotations
 
@@ -28,9 +27,8 @@ def verdict_class(lo: float, hi: float) -> str:
 
 
 def driver(lifted, keys: dict) -> dict | None:
-    """The variable whose lower and upper half of samples differ most in lift rate: ``{variable, effect = high - low,
-    low, high}``, or None when none has an effect. Halves: below and above the median (ties at the median join the lower
-    half where a half would have under :data:`DRIVER_MIN_HALF`; a variable still unsplit is skipped)."""
+    """``{variable, effect = high - low, low, high}`` of the variable whose halves (about the median; ties join the
+    lower if a half would have under :data:`DRIVER_MIN_HALF`) differ most in lift rate; None: no effect."""
     y = np.asarray(lifted, float)
     best = None
     for name, x in keys.items():
@@ -48,8 +46,7 @@ def driver(lifted, keys: dict) -> dict | None:
 
 
 def p_lift_record(lifted, keys: dict) -> dict:
-    """``{p, lo, hi, n, k, class, driver}`` of one recording and condition from its samples' lift
-    verdicts ``lifted`` (n,) and their :func:`replay.study.sampler.driver_keys`."""
+    """``{p, lo, hi, n, k, class, driver}`` of samples' ``lifted`` (n,) and their driver keys."""
     lifted = [bool(x) for x in lifted]
     n, k = len(lifted), sum(lifted)
     lo, hi = wilson(k, n)
@@ -65,8 +62,7 @@ def p_lift_record(lifted, keys: dict) -> dict:
 
 
 def p_lift_counts(p_lifts: list[dict | None]) -> dict | None:
-    """``{condition: {robust_lift, uncertain, robust_failure}}`` over the recordings' ``p_lift`` (None where a
-    recording has none), or None when none has one."""
+    """``{condition: {robust_lift, uncertain, robust_failure}}`` over the recordings' ``p_lift``; None: none has one."""
     recs = [p for p in p_lifts if p]
     if not recs:
         return None

@@ -1,7 +1,6 @@
-"""Finger pad compression at the lift protocol's grasp frame (design: docs/sources.md, Pad compression): each finger
-within ``pad_near_mm`` closed along its recorded flexion until its pad is ``pad_compression`` mm inside the object's
-collision parts. Signed distance m, negative inside; hand coords (67,): wrist m, wrist xyzw, 15 finger xyzw
-(joint-local). No simulation."""
+"""Finger pad compression at the grasp frame (docs/sources.md, Pad compression): each finger within ``pad_near_mm``
+closed along its recorded flexion until its pad is ``pad_compression`` mm inside the object. Signed distance m,
+negative inside; hand coords (67,): wrist m, wrist xyzw, 15 finger xyzw (joint-local)."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ class Capsules:
 
     @classmethod
     def from_mjcf(cls, path: str | Path) -> Capsules:
-        """The capsules of ``mano_body_0..15`` of a compiled manosim capsule MJCF (``geom_quat`` wxyz; axis the geom's
-        local z)."""
+        """The capsules of ``mano_body_0..15`` of a manosim capsule MJCF (axis: the geom's local z)."""
         m = mujoco.MjModel.from_xml_path(str(path))
         pos, axis, half, rad = np.zeros((16, 3)), np.zeros((16, 3)), np.zeros(16), np.full(16, np.nan)
         for b in range(16):
@@ -68,20 +66,15 @@ class Capsules:
 
 
 class ObjectSDF:
-    """Signed distance (m, negative inside) to the union of an object's convex collision parts.
-
-    Args:
-        parts: ``[(vertices (V, 3) m object frame, faces), ...]`` (:func:`load_collision_parts`).
-        pos: (3,) object position, m, world. quat_xyzw: (4,) orientation.
-    """
+    """Signed distance (m, negative inside) to the union of convex ``parts`` ([(vertices (V, 3) m object frame,
+    faces)], :func:`load_collision_parts`) placed at ``pos`` (3,) m world, ``quat_xyzw`` (4,)."""
 
     def __init__(self, parts: list[tuple[np.ndarray, np.ndarray]], pos, quat_xyzw):
         R = Rotation.from_quat(np.asarray(quat_xyzw, float))
         self.eqs = [ConvexHull(R.apply(np.asarray(v, float)) + np.asarray(pos, float)).equations for v, _ in parts]
 
     def __call__(self, pts: np.ndarray) -> np.ndarray:
-        """(N,) signed distance, m, of (N, 3) world points: the largest face-plane distance per part (a lower bound at
-        edges), the smallest over parts."""
+        """(N,) signed distance, m, of (N, 3) world points (a lower bound near edges)."""
         pts = np.asarray(pts, float).reshape(-1, 3)
         best = np.full(len(pts), np.inf)
         for e in self.eqs:  # (nf, 4): n . x + c <= 0 inside
@@ -92,8 +85,8 @@ class ObjectSDF:
 def capsule_distance(
     kin: HandKinematics, caps: Capsules, sdf: ObjectSDF, *, wrist_pos, wrist_R, joint_R, bodies
 ) -> np.ndarray:
-    """(len(bodies),) signed distance, m, of each capsule of ``bodies`` for one pose: ``wrist_pos`` (3,) m, ``wrist_R``
-    (3, 3), ``joint_R`` (15, 3, 3) local rotations; :data:`AXIS_SAMPLES` points along the axis, minus the radius."""
+    """(len(bodies),) signed distance, m, of each capsule for ``wrist_pos`` (3,) m, ``wrist_R`` (3, 3), ``joint_R``
+    (15, 3, 3) local."""
     X, G, _ = kin.fk_frames(
         np.asarray(wrist_pos, float)[None], np.asarray(wrist_R, float)[None], np.asarray(joint_R, float)[None]
     )
@@ -109,12 +102,9 @@ def capsule_distance(
 def closure_axes(
     kin: HandKinematics, q_open: np.ndarray, q_grasp: np.ndarray, *, bodies, rule: str = AXIS_RECORDED
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """Per joint of one finger: unit axis (3, 3) in the joint's frame at the grasp pose (applied as ``R_grasp @ exp(s
-    w_i u_i)``), share ``w`` (3,), and the rule used.
-
-    ``q_open`` / ``q_grasp``: (15, 4) xyzw finger joints of the most open and the grasp pose. ``rule``: ``"recorded"``
-    (each joint's recorded rotation; ``"anatomical"`` for a finger that closed less than :data:`RECORDED_MIN_DEG` at
-    every joint) or ``"anatomical"`` (bone x palm normal)."""
+    """``(axes (3, 3) in each joint's grasp frame, applied as R_grasp exp(s w_i u_i); shares w (3,); rule used)`` of one
+    finger from ``q_open`` / ``q_grasp`` (15, 4) xyzw. ``"recorded"`` falls back to ``"anatomical"`` (bone x palm
+    normal) for a finger closed less than :data:`RECORDED_MIN_DEG` at every joint."""
     local = []
     for b in bodies:
         rg = Rotation.from_quat(q_grasp[b - 1])
@@ -143,8 +133,7 @@ def _closed(joint_R: np.ndarray, bodies, axes, w, s: float) -> np.ndarray:
 
 
 def _root(f, smax: float) -> float | None:
-    """Smallest angle in (0, smax] rad where ``f`` reaches <= 0: 1 deg steps, then bisection to :data:`ANGLE_TOL`; None
-    if it never does."""
+    """Smallest angle in (0, smax] rad with ``f`` <= 0, to :data:`ANGLE_TOL`; None if none."""
     lo, x = 0.0, ANGLE_STEP
     while x <= smax + 1e-12:
         if f(x) <= 0:
@@ -173,7 +162,7 @@ def solve_finger(
     max_deg: float,
     axis_rule: str,
 ) -> tuple[dict, np.ndarray]:
-    """One finger's closure (:func:`solve`): its figures and (3, 3) local rotation vectors of its joints."""
+    """One finger's figures and (3, 3) local rotation vectors (:func:`solve`)."""
     d_all = capsule_distance(kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=JR, bodies=bodies)
     axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies=bodies, rule=axis_rule)
     tip = bodies[1:]  # middle and distal segments carry the pad
@@ -218,19 +207,9 @@ def solve(
     max_deg: float,
     axis_rule: str = AXIS_RECORDED,
 ) -> tuple[dict, np.ndarray]:
-    """Closure of every finger for one grasp pose.
-
-    Args:
-        grasp_coords, open_coords: (67,) hand coords at the grasp frame and of the most open pose
-            (:func:`most_open_pose`).
-        depth_m: preload past the collision surface, m. near_m: a finger farther than this stays as recorded. max_deg:
-            largest closure angle, deg.
-        axis_rule: ``"recorded"`` or ``"anatomical"`` (:func:`closure_axes`).
-
-    Returns:
-        ``({finger: {"near_mm", "before_mm", "after_mm", "closure_deg", "joint_deg": [3], "rule", "status"}}, (15, 3)
-            rotation vectors)``; status ``closed``, ``already`` (at or past the depth), ``far`` or ``unreached`` (not
-            within max_deg: as recorded)."""
+    """``({finger: {near_mm, before_mm, after_mm, closure_deg, joint_deg [3], rule, status}}, (15, 3) rotation
+    vectors)``: each finger of (67,) ``grasp_coords`` within ``near_m`` m closed to ``depth_m`` m past the surface, at
+    most ``max_deg`` deg; status ``closed``, ``already``, ``far`` or ``unreached``."""
     wp, wR = grasp_coords[:3], Rotation.from_quat(grasp_coords[3:7]).as_matrix()
     qg, qo = finger_quats(grasp_coords), finger_quats(open_coords)
     JR = Rotation.from_quat(qg).as_matrix()
@@ -257,8 +236,7 @@ def solve(
 
 
 def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, *, g: int) -> np.ndarray:
-    """(67,) coords of frame ``g`` with each finger's joints from the frame in ``[start, g]`` whose fingertip (wrist
-    frame) is farthest from its grasp-frame position."""
+    """(67,) coords of frame ``g``, each finger from the frame in ``[start, g]`` with its tip farthest from g's."""
     fq = finger_quats(coords[start : g + 1])
     n = len(fq)
     lm = kin.fk_landmarks(np.zeros((n, 3)), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)), fq)
@@ -274,8 +252,7 @@ def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, *, g: in
 
 @dataclass(frozen=True)
 class DeepFingers:
-    """A value of the physics choice ``pad_deep_fingers``: ``opens``, a finger deeper than the pad depth is opened to
-    it over the approach (:mod:`replay.protocol.pad_depth_table`); else it stays as recorded."""
+    """A value of ``pad_deep_fingers``; ``opens``: a finger deeper than the pad depth opens to it over the approach."""
 
     name: str
     opens: bool
@@ -287,17 +264,9 @@ DEEP_FINGERS = {d.name: d for d in (DeepFingers("as_recorded", False), DeepFinge
 
 @dataclass
 class PadPlan:
-    """A lift plan's pad compression: each world's finger targets closed to its pad depth, solved on that world's own
-    finger pose at the grasp frame, applied per control frame as ``q_k exp(rv w_k)`` (post-multiplied).
-
-    Attributes:
-        raw: (F, 15, 4) the plan's finger targets without compression, xyzw.
-        weight: (F,) blend weight per control frame, 0-1 (times one minus the release's opening).
-        grasp_at: the control frame of the grasp (the approach's last).
-        grasp: (67,) the plan's hand coords at the grasp frame, uncompressed.
-        open_coords: (67,) the most open pose of the replayed window (:func:`most_open_pose`).
-        depth_mm: the plan's own depth.
-        cfg: ``pad_near_mm``, ``pad_max_deg``, ``pad_axis``."""
+    """A lift plan's pad compression, applied per control frame as ``q_k exp(rv w_k)``: ``raw`` (F, 15, 4) xyzw
+    uncompressed targets, ``weight`` (F,) 0-1 blend, ``grasp_at`` the approach's last control frame, ``grasp`` /
+    ``open_coords`` (67,) grasp-frame and most open hand coords."""
 
     raw: np.ndarray
     weight: np.ndarray
@@ -317,11 +286,8 @@ class PadPlan:
     def build(
         cls, rec, coords: np.ndarray, mjcf: str | Path, *, cfg, plan, depth_mm: float, open_deep: bool = False
     ) -> PadPlan:
-        """The pad plan of lift plan ``plan`` (release appended) from the recorded hand ``coords`` (T, 67) of ``rec``,
-        for the hand ``mjcf``; ``open_deep``: deep fingers opened to the depth over the approach.
-
-        Raises:
-            DataError: an unreadable collision part or MJCF."""
+        """The pad plan of ``plan`` (release appended) from ``coords`` (T, 67); DataError for an unreadable collision
+        part or MJCF."""
         from replay.protocol.lift_plan import recorded_times
         from replay.protocol.plan import PHASE_APPROACH, replayed_frames
         from replay.protocol.release import opening_fraction
@@ -361,8 +327,7 @@ class PadPlan:
         )
 
     def solve(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
-        """``(summary, rv (15, 3))`` of :func:`solve` at ``depth_mm`` for ``fingers`` ((F, 15, 4) xyzw; None: the plan's
-        own) at the grasp frame; cached per depth and pose."""
+        """``(summary, rv (15, 3))`` of :func:`solve` for ``fingers`` (F, 15, 4) xyzw (None: the plan's); cached."""
         q = self.raw if fingers is None else fingers
         at = np.ascontiguousarray(q[self.grasp_at], dtype=np.float64)
         key = (round(float(depth_mm), 9), at.tobytes())
@@ -386,8 +351,8 @@ class PadPlan:
     def compressed(
         self, depth_mm: float, fingers: np.ndarray | None = None, figures: bool = True
     ) -> tuple[np.ndarray, dict | None]:
-        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's own) closed to ``depth_mm``; depth 0
-        leaves them as they are. ``figures=False``: no opening summary (None)."""
+        """``(targets (F, 15, 4) xyzw, summary)``: ``fingers`` (None: the plan's) closed to ``depth_mm`` (0: as they
+        are); ``figures=False``: summary None."""
         q = self.raw if fingers is None else fingers
         if not depth_mm > 0:
             return q, summary({}, 0.0, self.cfg.lift.pad_near_mm)
@@ -403,8 +368,7 @@ class PadPlan:
         return out, res
 
     def table(self, fingers: np.ndarray):
-        """``(DepthTable, axes (5, 3, 3), shares (5, 3), rules)`` of ``fingers`` (F, 15, 4) xyzw over the approach
-        (:func:`replay.protocol.pad_depth_table.depth_table`); cached per pose."""
+        """``(DepthTable, axes (5, 3, 3), shares (5, 3), rules)`` of ``fingers`` (F, 15, 4) xyzw; cached per pose."""
         seat = self.seat
         q = np.ascontiguousarray(fingers[seat.frames], dtype=np.float64)
         key = q.tobytes()
@@ -433,9 +397,8 @@ class PadPlan:
         return self._tables[key]
 
     def seated(self, depth_mm: float, fingers: np.ndarray, figures: bool = True) -> tuple[np.ndarray, dict | None]:
-        """``(targets (F, 15, 4) xyzw, summary)``: every near finger at ``depth_mm`` in the object, not deeper
-        (:func:`replay.protocol.pad_depth_table.frame_angles`); unmoved joints stay bit for bit. ``figures=False``: no
-        summary (None)."""
+        """``(targets (F, 15, 4) xyzw, summary)``: every near finger at ``depth_mm`` in the object, not deeper;
+        ``figures=False``: summary None."""
         tab, axes, shares, rules = self.table(fingers)
         cfg = self.cfg
         rate = (
@@ -493,8 +456,7 @@ class PadPlan:
 
 
 def summary(res: dict, depth_mm: float, near_mm: float, *, deep_fingers: str = "as_recorded") -> dict:
-    """The record of one closure: ``depth_mm``, ``near_mm``, ``deep_fingers``, ``fingers`` (per finger figures),
-    ``fingers_closed``, ``max_joint_change_deg`` (at the grasp frame)."""
+    """The record of one closure; ``max_joint_change_deg`` at the grasp frame."""
     joint_deg = [abs(d) for f in res.values() for d in f["joint_deg"]]
     return {
         "depth_mm": float(depth_mm),

@@ -1,7 +1,6 @@
-"""Per approach frame and finger, the pad's signed distance to the object (m, negative inside; the deeper of the middle
-and distal capsules, object frame) over closure angles ``-max..+max`` rad (negative: opened), for the physics choice
-``pad_deep_fingers`` ``opened`` (:class:`replay.protocol.pad_compression.PadPlan`). Hand coords (67,): wrist m, wrist
-xyzw, 15 finger xyzw; object quaternions xyzw."""
+"""Per approach frame and finger, the pad's signed distance to the object (m, negative inside; deeper of the middle and
+distal capsules, object frame) over closure angles ``-max..+max`` rad (negative: opened), for ``pad_deep_fingers``
+``opened``. Hand coords (67,): wrist m, wrist xyzw, 15 finger xyzw; object quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -25,13 +24,8 @@ BLOCK = 4_000_000
 
 @dataclass(frozen=True)
 class DepthTable:
-    """Pad depth per frame and finger over the closure angle.
-
-    Attributes:
-        grid: (S,) closure angles, rad, ascending, symmetric about 0 (``grid[S // 2] == 0``).
-        pad: (K, 5, S) signed distance of each finger's pad, m; +inf where not tabulated.
-        pad0: (K, 5) the pad's signed distance at the recorded pose, m.
-        near: (K, 5) signed distance of each finger's nearest capsule at the recorded pose, m."""
+    """Pad depth over the closure angle: ``grid`` (S,) rad ascending, ``grid[S // 2] == 0``; ``pad`` (K, 5, S) m (+inf:
+    not tabulated); ``pad0`` (K, 5) m and ``near`` (K, 5) m, the pad's and nearest capsule's at the recorded pose."""
 
     grid: np.ndarray
     pad: np.ndarray
@@ -39,12 +33,8 @@ class DepthTable:
     near: np.ndarray
 
     def angles(self, depth_m: float) -> np.ndarray:
-        """(K, 5) closure angle, rad, at which each pad is ``depth_m`` inside: < 0 opened (the first crossing opening
-        from 0; NaN: none within the grid), > 0 closed (+inf: none), 0 where it is there as recorded; linear between
-        grid points.
-
-        Raises:
-            ValueError: ``depth_m`` outside (0, :data:`DEPTH_MAX`]."""
+        """(K, 5) closure angle, rad, putting each pad ``depth_m`` inside: < 0 opened (NaN: none in the grid), > 0
+        closed (+inf: none), 0 as recorded. ValueError: ``depth_m`` outside (0, :data:`DEPTH_MAX`]."""
         if not 0 < depth_m <= DEPTH_MAX:
             raise ValueError(f"pad depth {depth_m * 1000:g} mm outside (0, {DEPTH_MAX * 1000:g}] mm")
         i0 = len(self.grid) // 2
@@ -90,18 +80,9 @@ def depth_table(
     near_m: float,
     close_from: int,
 ) -> DepthTable:
-    """The :class:`DepthTable` of one finger pose sequence, tabulated only where it is read: the opening side for a pad
-    inside the object as recorded, the closing side from frame ``close_from`` on for a finger within ``near_m`` (m);
-    +inf elsewhere.
-
-    Args:
-        kin: :class:`replay.kinematics.model.HandKinematics`; caps: its
-            :class:`~replay.protocol.pad_compression.Capsules`.
-        sdf: :class:`~replay.protocol.pad_compression.ObjectSDF` of the object in its own frame.
-        fingers: ``{name: (3 manosim bodies, proximal to distal)}``, 5 fingers in table order.
-        coords: (K, 67) hand coords; obj_pos (K, 3) m, obj_quat (K, 4) xyzw: the object at each frame.
-        axes: (5, 3, 3) unit closure axes (joint frame); shares: (5, 3).
-        max_rad: the grid's end, rad. samples: points along each capsule axis."""
+    """The :class:`DepthTable` of ``coords`` (K, 67) against the object at ``obj_pos`` (K, 3) m / ``obj_quat`` (K, 4)
+    xyzw, tabulated only where read: opening for a pad inside as recorded, closing from ``close_from`` for a finger
+    within ``near_m`` m. ``axes`` (5, 3, 3) joint frame, ``max_rad`` rad."""
     n = int(round(max_rad / GRID_STEP))
     grid = np.arange(-n, n + 1) * GRID_STEP
     K, S = len(coords), len(grid)
@@ -163,9 +144,8 @@ def _capsule_sdf(caps, sdf, X: np.ndarray, G: np.ndarray, bodies, samples: int) 
 
 @dataclass(frozen=True)
 class SeatFrames:
-    """The frames a lift plan's opening reads: ``frames`` (K,) the approach control frames (the last the grasp),
-    ``wrist`` (K, 7) their wrist coords (m, xyzw), ``obj_pos`` (K, 3) m and ``obj_quat`` (K, 4) xyzw the object's
-    recorded pose at each, ``sdf`` the object's :class:`~replay.protocol.pad_compression.ObjectSDF` in its own frame."""
+    """The approach control ``frames`` (K,) (last: the grasp) with ``wrist`` (K, 7) m/xyzw, the object's recorded
+    ``obj_pos`` (K, 3) m / ``obj_quat`` (K, 4) xyzw, and its ``sdf`` in its own frame."""
 
     frames: np.ndarray
     wrist: np.ndarray
@@ -175,8 +155,7 @@ class SeatFrames:
 
 
 def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(pos (K, 3) m, quat (K, 4) xyzw)``: the target object's recorded pose at times ``t`` (K,) s (linear / slerp,
-    clamped)."""
+    """``(pos (K, 3) m, quat (K, 4) xyzw)`` of the recorded object at ``t`` (K,) s (linear / slerp, clamped)."""
     obj, time = rec.target_object, np.asarray(rec.time, float)
     tt = np.clip(np.asarray(t, float), time[0], time[-1])
     pos = np.stack([np.interp(tt, time, obj.pos[:, i]) for i in range(3)], axis=1)
@@ -186,13 +165,9 @@ def object_pose_at(rec, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def frame_angles(
     table: DepthTable, depth_m: float, near_m: float, *, weight: np.ndarray, frames: np.ndarray, rate: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(S (F, 5), status (5,))``: each finger's closure angle, rad, per control frame (blend ``weight`` (F,), approach
-    ``frames`` (K,) of ``table``'s rows) and its status at the grasp (``far``, ``opened``, ``closed``, ``already``,
-    ``unreached``).
-
-    The target is the grasp frame's closure times ``weight``, capped at each frame by the angle putting the pad
-    ``depth_m`` inside; the angle is the lower envelope ``min_j target_j + rate |k - j|`` (at most ``rate`` rad per
-    frame), held from the grasp frame on, times ``weight``."""
+    """``(S (F, 5) rad, status (5,))``: each finger's closure per control frame and status at the grasp. S is the lower
+    envelope ``min_j target_j + rate |k - j|`` (``rate`` rad/frame) of the grasp closure capped at ``depth_m``, held
+    from the grasp on, times ``weight`` (F,); ``frames`` (K,) are ``table``'s rows."""
     s = table.angles(depth_m)
     near = table.near[-1] <= near_m
     s_g = np.where(near & np.isfinite(s[-1]), s[-1], 0.0)

@@ -25,18 +25,10 @@ PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDE
 
 @dataclass
 class Plan:
-    """Per control frame targets for a rollout.
-
-    Attributes:
-        coords: (F, 67) hand coords targets (the free joint's pos/quat: the wrist target).
-        vel: (F, 3) wrist velocity, m/s. omega: (F, 3) rad/s, world. acc: (F, 3) m/s^2.
-        phase: (F,) int phase codes. start_frame / grasp_frame: recording frames the approach spans.
-        rec_time: (F,) recording time, s, each frame replays (recorded plans; else None).
-        fell_off_m: m below the support's top at which a world stops (lost); None: never.
-        contact_coords: (T, 67) coords the recorded contact is read from, where not the plan's input; None: the input.
-        pad / pad_plan: the pad compression's summary and :class:`replay.protocol.pad_compression.PadPlan` (lift plans
-            with depth > 0).
-        touch: (16,) signed distance, m, of each recorded bone to the object at the grasp frame, set by the rollout."""
+    """Per control frame targets: ``coords`` (F, 67) (free joint = wrist target), ``vel`` (F, 3) m/s, ``omega`` (F, 3)
+    rad/s world, ``acc`` (F, 3) m/s^2, ``phase`` (F,); ``rec_time`` (F,) s replayed (None: not a recorded plan);
+    ``fell_off_m`` m below the support a world stops (None: never); ``contact_coords`` (T, 67) (None: the input);
+    ``pad_plan`` (lift, depth > 0); ``touch`` (16,) m bone-object distance at the grasp frame."""
 
     coords: np.ndarray
     vel: np.ndarray
@@ -72,14 +64,9 @@ def plan_from_rows(rows: list, phase: list, fdt: float, *, start_frame: int, gra
 def replayed_frames(
     rec, coords: np.ndarray, approach_window_s: float | None, *, stop: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """The tracked recorded frames a protocol replays: from ``approach_window_s`` s before the grasp frame (None: the
-    first) up to ``stop`` (exclusive; None: the end).
-
-    Returns:
-        ``(times (K,) s, coords (K, 67), first replayed frame index)``, K >= 2.
-
-    Raises:
-        DataError: coords not finite (T, 67) where tracked, or fewer than 2 tracked frames in the window."""
+    """``(times (K,) s, coords (K, 67), first index)``, K >= 2, of the tracked frames from ``approach_window_s`` s
+    before the grasp (None: the first) to ``stop`` (exclusive). Raises DataError (coords not finite (T, 67) where
+    tracked, fewer than 2 tracked frames)."""
     T = rec.num_frames
     if coords.shape != (T, MANOSIM_HAND.coords) or not np.all(np.isfinite(coords[rec.valid])):
         raise DataError(

@@ -1,7 +1,6 @@
-"""Recorded protocol: replay the whole recorded motion, object free, and track the recorded object (GRAB
-``object.loc/rot``, TACO ``obj_pose``; docs/fidelity.md). :func:`plan_recorded` plans the recorded targets from
-``approach_window_s`` before the lift onset to :func:`manipulation_end`; :func:`track_metrics` compares the simulated
-object with the recorded track per control frame. Quaternions xyzw."""
+"""Recorded protocol: replay the recorded motion from ``approach_window_s`` before the lift onset to
+:func:`manipulation_end`, object free, and track the recorded object (GRAB ``object.loc/rot``, TACO ``obj_pose``;
+docs/fidelity.md). Quaternions xyzw."""
 
 from __future__ import annotations
 
@@ -40,9 +39,8 @@ MANIPULATION_END_MARGIN_S = 0.5
 
 
 def manipulation_end(rec: Recording) -> int:
-    """Last recorded frame of the manipulation: the last frame whose target object is more than
-    :data:`MANIPULATION_REST_TOL_M` from its final position, plus :data:`MANIPULATION_END_MARGIN_S`, capped at the last
-    frame."""
+    """Last frame with the object more than :data:`MANIPULATION_REST_TOL_M` from its final position, plus
+    :data:`MANIPULATION_END_MARGIN_S`, capped."""
     pos = np.asarray(rec.target_object.pos, float)
     away = np.flatnonzero(np.linalg.norm(pos - pos[-1], axis=1) > MANIPULATION_REST_TOL_M)
     last = int(away[-1]) if away.size else int(rec.grasp_frame)
@@ -51,19 +49,9 @@ def manipulation_end(rec: Recording) -> int:
 
 
 def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
-    """Targets of the recorded protocol: settle on the first pose, then one control frame every ``frame_dt *
-    replay_speed`` recorded s to the last frame (phase approach up to the lift onset, recorded after).
-
-    Args:
-        rec: the recording, cropped to the replayed window (tracked target object).
-        coords: (T, 67) hand coords per recorded frame (Newton joint_q order, xyzw).
-        cfg: ``settle_s``, ``replay_speed``, ``approach_window_s``, ``frame_dt``.
-
-    Returns:
-        A :class:`Plan` with ``rec_time`` (F,) the recorded time, s, each control frame replays.
-
-    Raises:
-        DataError: coords shape, fewer than 2 tracked frames, or an untracked object."""
+    """A :class:`Plan` settling on the first pose, then one control frame per ``frame_dt * replay_speed`` recorded s
+    (``rec_time`` (F,) s); ``rec`` cropped, ``coords`` (T, 67, Newton joint_q order, xyzw). Raises DataError (coords
+    shape, fewer than 2 tracked frames, an untracked object)."""
     if not rec.target_object.tracked:
         raise DataError(rec.source, "objects", "the recorded protocol needs a tracked object pose in every frame")
     g = int(rec.grasp_frame)
@@ -97,8 +85,7 @@ def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray,
 
 
 def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float = 0.0) -> int | None:
-    """Index of the first frame starting a run of False in ``within`` (bool (F,)) lasting at least ``min_s`` (by
-    ``times`` (F,) s) or running to the end; None if none."""
+    """First frame of a run of False in ``within`` (F,) lasting ``min_s`` (``times`` (F,) s) or to the end; None."""
     w = np.asarray(within, bool)
     F = len(w)
     k = 0
@@ -116,8 +103,7 @@ def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float
 
 
 def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per simulated frame: ``(pos_err (F,) mm, rot_err (F,) deg (NaN where not finite), recorded pos (F, 3) m, recorded
-    quat (F, 4) xyzw)``."""
+    """``(pos_err (F,) mm, rot_err (F,) deg (NaN: not finite), recorded pos (F, 3) m, recorded quat (F, 4) xyzw)``."""
     F = len(poses["body_pos"])
     rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
     spos = np.asarray(poses["body_pos"][:, -1], float)
@@ -145,19 +131,9 @@ def _stats(x: np.ndarray, unit: str) -> dict:
 def track_metrics(
     rec: Recording, plan: Plan, poses: dict, *, cfg: ReplayConfig, unstable_frame: int | None
 ) -> tuple[dict, dict]:
-    """The simulated object against the recorded track.
-
-    Args:
-        rec: the replayed recording; plan: its ``recorded`` plan.
-        poses: the rollout's poses (``body_pos`` (F, B, 3) m, ``body_quat`` (F, B, 4) xyzw, the object last), F frames
-            simulated.
-        unstable_frame: control frame where the simulation became unstable (None: stable); an object lost before it is
-            ``lost``.
-
-    Returns:
-        (npz arrays ``track_pos_err_mm``, ``track_rot_err_deg`` (F,) NaN while settling, ``recorded_object_pos`` (F, 3)
-            m, ``recorded_object_quat`` (F, 4) xyzw; JSON figures: ``outcome`` ``tracked`` / ``lost`` / ``unstable``,
-            the ``track_*`` fields of docs/results.md, the lift verdicts None)."""
+    """(npz arrays ``track_pos_err_mm`` / ``track_rot_err_deg`` (F,) NaN while settling, ``recorded_object_pos`` (F, 3)
+    m, ``recorded_object_quat`` (F, 4) xyzw; ``outcome`` and ``track_*`` fields) of the simulated object against the
+    recorded track; lost before ``unstable_frame`` (None: stable) is ``lost``."""
     F = len(poses["body_pos"])
     pos_err, rot_err, rpos, rquat = _track_errors(rec, plan, poses)
     judged = np.asarray(plan.phase[:F]) != PHASE_SETTLE

@@ -1,8 +1,7 @@
-"""The smallest correction of a recorded grasp that makes the lift protocol hold it (design: docs/refine.md).
-
-A correction ``x`` (11,): wrist offset (3, mm, world), wrist rotation vector (3, deg, world, about the wrist at the
-grasp frame), extra closure per finger (5, deg, MANO order index, middle, pinky, ring, thumb). Search: the cross-entropy
-method (Rubinstein & Kroese 2004), feasibility-first rank (Deb 2000)."""
+"""The smallest correction of a recorded grasp that makes the lift protocol hold it (design: docs/refine.md). A
+correction ``x`` (11,): wrist offset (3, mm, world), wrist rotation vector (3, deg, world, about the wrist at the grasp
+frame), extra closure per finger (5, deg, MANO order). Search: the cross-entropy method (Rubinstein & Kroese 2004),
+feasibility-first rank (Deb 2000)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ GROW = (1.3, 1.6)
 
 
 class Target(NamedTuple):
-    """The recording a search corrects, as :func:`replay.protocol.rollout.run_rollouts` takes it (coords (T, 67),
-    xyzw)."""
+    """The recording a search corrects, as ``run_rollouts`` takes it (coords (T, 67), xyzw)."""
 
     rec: Recording
     coords: np.ndarray
@@ -42,9 +40,7 @@ class Target(NamedTuple):
 
 @dataclass
 class Sample:
-    """One evaluated correction: ``x`` (11,) mm/deg, its size ``cost``, ``lifted`` (at the end of the hold), ``held``
-    (:func:`replay.protocol.refine_neighbourhood.holds`) and the object ``rise``, m, at the end of the hold
-    (early-stopped: mid-lift)."""
+    """One evaluated correction ``x`` (11,) mm/deg; ``rise`` m at the end of the hold (early-stopped: mid-lift)."""
 
     x: np.ndarray
     cost: float
@@ -53,8 +49,7 @@ class Sample:
     held: bool = False
 
     def key(self) -> tuple:
-        """Feasibility-first rank: held, then lifted (smaller cost first), then the rest (higher rise first); smaller is
-        better."""
+        """Feasibility-first rank, smaller better: held, then lifted (by cost), then the rest (higher rise first)."""
         if self.held or self.lifted:
             return (0 if self.held else 1, self.cost)
         return (2, -self.rise if math.isfinite(self.rise) else math.inf)
@@ -62,9 +57,8 @@ class Sample:
 
 @dataclass
 class SeedResult:
-    """One seed's search and selection: ``found`` (a correction held), the chosen ``sample``, its ``neighbourhood`` rate
-    0-1 (None: none held), ``rollouts`` worlds simulated, ``history`` per iteration ``{worlds, lifted, held,
-    best_cost}``, ``tried`` per candidate ``{cost, neighbourhood}``."""
+    """One seed's search and selection: ``neighbourhood`` rate 0-1 (None: none held), ``history`` per iteration
+    ``{worlds, lifted, held, best_cost}``, ``tried`` per candidate ``{cost, neighbourhood}``."""
 
     seed: int
     found: bool
@@ -92,16 +86,10 @@ class SeedResult:
 
 @dataclass
 class RefineResult:
-    """What the search found for one recording.
-
-    Attributes:
-        found: a correction within the bounds held. x: (11,) the chosen correction (mm, deg; the best-ranked one when
-            none held). variant: it as a :class:`Variant`.
-        refined / ablation: the chosen correction's run with the shake, and its contact ablation. rollouts: worlds
-            simulated by both seeds' searches and neighbourhoods. neighbourhood: the chosen correction's rate 0-1 (None:
-            none held). seed_agreement: both seeds reach the same verdict (None: no second seed). second: the second
-            seed's :meth:`SeedResult.summary` (None: not run).
-        wall_s: wall time, s. history: the first seed's per iteration ``{worlds, lifted, held, best_cost}``."""
+    """One recording's search: ``x`` (11,) mm/deg the chosen correction (best-ranked when none held), ``refined`` /
+    ``ablation`` its run with the shake and contact ablation, ``rollouts`` worlds of both seeds, ``neighbourhood`` rate
+    0-1 / ``seed_agreement`` / ``second`` (None: none held / no second seed), ``wall_s`` s, ``history`` as
+    :class:`SeedResult`."""
 
     found: bool
     x: np.ndarray
@@ -118,7 +106,6 @@ class RefineResult:
     tried: list = field(default_factory=list)
 
     def fields(self, ablation_clean_mm: float) -> dict:
-        """The ``refine_*`` result fields (:class:`replay.results.records.RolloutRecord`)."""
         o, r, f = self.x[:3], self.x[3:6], self.x[6:]
         ab = self.ablation.metrics
         clean = bool(
@@ -152,7 +139,7 @@ class RefineResult:
 
 
 def correction_cost(x: np.ndarray, s: RefineSettings) -> float:
-    """``c(x)`` (module doc; dimensionless, 3 at every bound)."""
+    """Dimensionless size of ``x``, 3 at every bound (docs/refine.md)."""
 
     def frac(v, b):
         return 0.0 if b == 0 else v / b
@@ -187,8 +174,7 @@ def to_variant(x: np.ndarray, ablation: bool = False) -> Variant:
 
 
 def _evaluate(t: Target, cfg: ReplayConfig, xs: list, s: RefineSettings) -> list[Sample]:
-    """One :class:`Sample` per correction of ``xs``, one batch through :func:`replay.protocol.sampling.run_samples`
-    (with the early stops of :class:`Stepping`)."""
+    """One :class:`Sample` per correction of ``xs``, one early-stopping batch."""
     st = Stepping(
         mid_lift_stop=s.mid_lift_rise_frac * cfg.lift.lifted_min_rise,
         measure=_judge,
@@ -206,8 +192,7 @@ def _judge(rec, plan, scene, cfg: ReplayConfig, tr, world) -> dict:
 
 
 def lift_verdict(rec, plan, scene, *, cfg: ReplayConfig, tr, world) -> tuple[bool, float]:
-    """``(lifted, rise m)`` of one world's trace as :func:`replay.protocol.measures.measure_world` judges them at the
-    end of the hold, without its other measures; rise -inf when unstable."""
+    """``(lifted, rise m)`` of one world's trace as ``measure_world`` judges them; rise -inf when unstable."""
     done = tr.done
     stable = tr.bad_frame is None or world.reason is None
     lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
@@ -244,8 +229,8 @@ def _refit(samples: list[Sample], mean, std, s: RefineSettings, floor) -> tuple:
 def search(
     t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int | None = None, first: Sample | None = None
 ) -> tuple:
-    """The CEM loop on one recording: ``(found, best-ranked Sample, rollouts, history, every held Sample)``. ``first``:
-    the uncorrected run already evaluated (it then neither ranks nor stops the search)."""
+    """The CEM loop: ``(found, best-ranked Sample, rollouts, history, every held Sample)``; ``first``: the uncorrected
+    run, already evaluated."""
     rng = np.random.default_rng(s.seed if seed is None else seed)
     bounds = np.array([s.wrist_mm] * 3 + [s.wrist_deg] * 3 + [s.finger_deg] * 5, float)
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
@@ -288,9 +273,8 @@ def search(
 
 
 def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
-    """Corrections whose neighbourhood is tried, in order: the smallest held one, it scaled by :data:`GROW`, then the
-    next smallest held ones; each at least one neighbourhood step from those before it, ``neighbourhood_candidates`` at
-    most."""
+    """Corrections whose neighbourhood is tried, in order: the smallest held, it times :data:`GROW`, the next smallest
+    held; each a neighbourhood step from those before."""
     small = sorted(held, key=lambda p: p.cost)
     xs = [small[0].x] + [project(g * small[0].x, s) for g in GROW] + [p.x for p in small[1:]]
     step = np.array([s.neighbourhood_mm] * 3 + [s.neighbourhood_deg] * 8, float)
@@ -326,7 +310,6 @@ def _select(t: Target, cfg, s: RefineSettings, held: list[Sample]) -> tuple:
 
 
 def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int) -> SeedResult:
-    """One seed's search and selection on one recording."""
     found, top, rollouts, history, held = search(t, cfg, s, seed=seed)
     if not found:
         return SeedResult(seed, False, top, None, rollouts, history, [])
@@ -347,15 +330,9 @@ def run_seed(t: Target, cfg: ReplayConfig, s: RefineSettings, *, seed: int) -> S
 def refine_recording(
     rec: Recording, coords: np.ndarray, mjcf, *, cfg: ReplayConfig, settings: RefineSettings | None = None
 ) -> RefineResult:
-    """The smallest correction of one recording that holds with its neighbourhood, with a second seed, run with its
-    contact ablation.
-
-    Args:
-        rec, coords, mjcf, cfg: as :func:`replay.protocol.rollout.run_rollouts` (lift protocol).
-        settings: the search's knobs (default :class:`RefineSettings`).
-
-    Raises:
-        UsageError: an engine other than mujoco-c, or settings out of range. DataError: bad input."""
+    """The smallest correction of one recording that holds with its neighbourhood (two seeds), run with its contact
+    ablation; arguments as :func:`replay.protocol.rollout.run_rollouts`. Raises UsageError (an engine other than
+    mujoco-c, settings out of range), DataError (bad input)."""
     s = (settings or RefineSettings()).validate()
     cfg.validate()
     if cfg.engine is not EngineChoice.MUJOCO_C:

@@ -1,7 +1,6 @@
-"""The 16 perturbations around a refined correction and whether it holds in them: the rows of the order-16 Sylvester
-Hadamard matrix (Hedayat, Sloane & Stufken, *Orthogonal Arrays*, 1999, ch. 7), columns 1-11 scaled to +-``mm`` (wrist
-offset axes, world) and +-``deg`` (rotation axes, closures), each projected into the bounds. Fixed, balanced and
-orthogonal: the same correction has the same neighbourhood."""
+"""The 16 perturbations around a refined correction: rows of the order-16 Sylvester Hadamard matrix (Hedayat, Sloane &
+Stufken, *Orthogonal Arrays*, 1999, ch. 7), columns 1-11 scaled to +-``mm`` (wrist offset, world) and +-``deg``
+(rotation, closures), projected into the bounds."""
 
 from __future__ import annotations
 

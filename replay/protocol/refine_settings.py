@@ -10,21 +10,11 @@ from replay.errors import UsageError
 
 @dataclass(frozen=True)
 class RefineSettings:
-    """The search's knobs (written into the results).
-
-    Attributes:
-        seed: the sampler's seed. worlds: corrections per iteration (one batch). iterations: CEM iterations at most.
-        elite_frac: fraction of a batch the distribution is refit to. smoothing: weight of the refit.
-        wrist_mm, wrist_deg, finger_deg: the bounds (mm, deg, deg).
-        mid_lift_rise_frac: early stop at mid-lift below this fraction of ``lifted_min_rise``.
-        patience: iterations without a smaller success before stopping (once one was found).
-        explore_until_lift: the spread keeps its initial width until a world holds.
-        threads: threads stepping a batch. c_loop: step substeps without the GIL
-            (:mod:`replay.sim.engine.mujoco_c.c_loop`).
-        neighbourhood_mm, neighbourhood_deg: each perturbation's size (mm; deg)
-            (:mod:`replay.protocol.refine_neighbourhood`).
-        neighbourhood_min: the fraction that must hold (0-1). neighbourhood_candidates: candidates tried at most.
-        second_seed: search again with ``seed + 1`` (``refine_seed_agreement``)."""
+    """The search's knobs (written into the results): ``worlds`` corrections per iteration (one batch), ``elite_frac``
+    refit fraction, bounds ``wrist_mm`` / ``wrist_deg`` / ``finger_deg``, ``mid_lift_rise_frac`` of
+    ``lifted_min_rise`` (early stop), ``patience`` iterations without a smaller success, ``neighbourhood_mm`` /
+    ``_deg`` perturbation sizes, ``neighbourhood_min`` 0-1, ``second_seed`` (``seed + 1``); ``explore_until_lift``:
+    the spread keeps its initial width until a world holds."""
 
     seed: int = 0
     worlds: int = 24

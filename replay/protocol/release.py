@@ -1,7 +1,5 @@
-"""The release phase: after the hold (and shake) the wrist holds while the fingers slerp to the recording's pre-grasp
-pose over ``release_s``, then ``fall_s`` for the object to fall. A lifted object that does not fall by ``max(min_fall,
-its height)`` stuck to the hand: ``stuck_after_release``, not lifted (FET005 grasp_and_lift's Opening and Dropping; the
-hand-side twin of the gripper check)."""
+"""The release (FET005 grasp_and_lift's Opening and Dropping): fingers slerp to the pre-grasp pose over ``release_s``,
+then ``fall_s``; a lifted object not fallen by ``max(min_fall, its height)`` is ``stuck_after_release``, not lifted."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ MIN_FALL_M = 0.05
 def extend_plan(
     plan: Plan, pre_grasp: np.ndarray, fdt: float, *, release_s: float = RELEASE_S, fall_s: float = FALL_S
 ) -> Plan:
-    """``plan`` with the release frames appended (phase :data:`PHASE_RELEASE`); ``release_s`` <= 0: unchanged.
-    ``pre_grasp``: (67,) coords whose finger quaternions (xyzw) are the open hand; ``fdt``: control period, s."""
+    """``plan`` with the release appended (``release_s`` <= 0: unchanged); ``pre_grasp`` (67,) open hand; ``fdt`` s."""
     if release_s <= 0:
         return plan
     last = plan.coords[-1]
@@ -74,21 +71,9 @@ def release_metrics(
     rest_z: float | None = None,
     cut: bool = False,
 ) -> dict:
-    """Did the object fall when the fingers opened?
-
-    Args:
-        phase: (F,) phase codes. object_z: (F,) object origin z, m, world. done: frames simulated.
-        lifted: the verdict before the release. height: the object's vertical extent, m.
-        held: still in the hand at the release start (None: ``lifted``); an object the shake dropped has nothing to
-            release.
-        rest_z: z, m, where the object rested before the lift: the fall needed is at most half the way back to it (a
-            lift lower than FET005's 0.3 m cannot drop more than it rose). None: no cap.
-        cut: physics trouble stopped the world during the release: judged only if it had already fallen enough, else
-            ``stuck_after_release`` None.
-
-    Returns:
-        ``release_ran``, ``release_fall_m`` (z at the release start minus the lowest after, m),
-            ``release_fall_needed_m``, ``stuck_after_release`` (None: not run) and ``lifted_after_release``."""
+    """``release_ran``, ``release_fall_m`` (z at release start minus the lowest after, m), ``release_fall_needed_m``,
+    ``stuck_after_release`` (None: not run), ``lifted_after_release``. ``object_z`` (F,) m world; ``rest_z`` m caps the
+    fall needed at half the rise (None: no cap); ``cut``: trouble in the release, judged only if fallen enough."""
     s = pre_release_end(phase)
     need = max(float(min_fall), float(height))
     if rest_z is not None and s - 1 < len(object_z) and np.isfinite(object_z[s - 1]):

@@ -1,9 +1,6 @@
-"""One replay: the protocol's plan, the scene, a batch of worlds on the config's engine stepped through the plan
-(:func:`step_protocol`), then each world's measures (:mod:`replay.protocol.measures`) and the protocol's own test.
-
+"""One replay: plan, scene, a batch of worlds stepped through the plan, each world's measures and protocol test.
 Physics trouble (non-finite state, runaway velocity, contact overflow, a MuJoCo warning or ``mujoco.FatalError``) ends a
-world as ``unstable`` with its frame and reason; any other exception propagates (a code error). Bad input raises
-:class:`replay.errors.DataError` before anything is simulated."""
+world as ``unstable`` with its frame and reason; bad input raises :class:`replay.errors.DataError` before simulating."""
 
 from __future__ import annotations
 
@@ -34,13 +31,9 @@ from replay.sim.scene_spec import SceneSpec
 
 @dataclass(frozen=True)
 class Stepping:
-    """How :func:`run_rollouts` steps and judges its worlds beyond the protocol (a search's needs).
-
-    Attributes:
-        mid_lift_stop: rise, m: at mid-lift every world whose object rose less than this stops; None: no early stop.
-        measure: ``f(rec, plan, scene, cfg, trace, world) -> dict`` in place of
-            :func:`replay.protocol.measures.measure_world` (no poses); None: the full measures.
-        engine_options: keyword arguments of the engine class beyond ``threads`` (e.g. MuJoCo C's ``c_loop``)."""
+    """A search's stepping: ``mid_lift_stop`` m (worlds that rose less stop at mid-lift; None: no stop), ``measure``
+    ``f(rec, plan, scene, cfg, trace, world) -> dict`` replacing ``measure_world`` (None: full measures),
+    ``engine_options`` engine keyword arguments beyond ``threads``."""
 
     mid_lift_stop: float | None = None
     measure: Callable | None = None
@@ -48,8 +41,7 @@ class Stepping:
 
 
 def mid_lift_stop(plan: Plan, rise: float) -> tuple[int, float] | None:
-    """``(frame, rise m)``: the early stop at mid-lift (the lift's first frame plus half its length), None without a
-    lift."""
+    """``(frame, rise m)`` of the mid-lift early stop; None without a lift."""
     lift = np.flatnonzero(plan.phase == PHASE_LIFT)
     return (int(lift[0]) + len(lift) // 2, float(rise)) if lift.size else None
 
@@ -74,11 +66,8 @@ def build_replay_scene(
     ablation: bool = False,
     protocol: str | Protocol = "lift",
 ):
-    """``(plan, scene, support_extent)`` of a recording: the protocol's plan (``cfg`` its config already) and the scene,
-    cached per object and structural config (:func:`replay.sim.scene_cache.cached_scene`) and placed for this recording.
-
-    Raises:
-        DataError: bad input. KeyError: unknown protocol."""
+    """``(plan, scene, support_extent)`` of a recording (``cfg`` the protocol's config already; scene cached per object
+    and structural config). Raises DataError (bad input), KeyError (unknown protocol)."""
     plan = protocol_named(protocol).plan(rec, coords, mjcf, cfg=cfg)
     offset = np.asarray(physics.choice_value(cfg, "wrist_target_offset_mm"), float) / 1000.0
     if np.any(offset):  # the physics choice: every wrist target (and the start) moved along world x, y, z
@@ -116,7 +105,6 @@ def run_rollout(
     frame_limit: int | None = None,
     protocol: str | Protocol = "lift",
 ) -> RolloutResult:
-    """The one-world case of :func:`run_rollouts` (with contact, or the ablation)."""
     return run_rollouts(
         rec, coords, mjcf, cfg=cfg, variants=[Variant(ablation=ablation)], frame_limit=frame_limit, protocol=protocol
     )[0]
@@ -144,25 +132,9 @@ def run_rollouts(
     protocol: str | Protocol = "lift",
     stepping: Stepping | None = None,
 ) -> list[RolloutResult]:
-    """Run the protocol on one scene for every variant (one world each), in one batch.
-
-    Args:
-        rec: the recording. coords: (T, 67) hand coords per recorded frame, Newton joint_q order, xyzw.
-        mjcf: manosim hand MJCF path.
-        cfg: settings; ``cfg.engine`` picks the engine (:data:`replay.sim.engine.factory.ENGINES`), ``cfg.device`` where
-            Warp runs it.
-        variants: one :class:`replay.sim.engine.variants.Variant` per world (``Variant(ablation=True)``: the contact
-            ablation).
-        frame_limit: stop after this many control frames (tests). threads: threads stepping the worlds.
-        stepping: a search's early stop, own measure and engine options (:class:`Stepping`).
-        protocol: a registered protocol or its name (default ``lift``).
-
-    Returns:
-        One :class:`RolloutResult` per variant: the per-world measures, timing (wall_s, build_s, rtf), the engine's and
-            scene's figures and the variant's read-back.
-
-    Raises:
-        DataError: bad input (before simulating). ValueError: no variants. KeyError: an unknown protocol."""
+    """One :class:`RolloutResult` per variant (one world each, one batch) of ``protocol`` on ``coords`` (T, 67, Newton
+    joint_q order, xyzw); ``Variant(ablation=True)`` is the contact ablation; ``frame_limit`` control frames (tests).
+    Raises DataError (bad input, before simulating), ValueError (no variants), KeyError (unknown protocol)."""
     protocol = protocol_named(protocol)
     cfg = protocol.config(cfg)
     if not variants:
@@ -171,7 +143,6 @@ def run_rollouts(
     caps = capabilities_of(cfg)
     run = (frame_limit, threads, stepping or Stepping())
     if caps.worlds_per_scene == 1 and len(variants) > 1:
-        # an engine of one world per scene (the ablation built into it): one rollout per variant
         return [
             run_rollouts(
                 rec, coords, mjcf, cfg=cfg, variants=[v], frame_limit=frame_limit, protocol=protocol, stepping=stepping
@@ -188,8 +159,7 @@ def run_rollouts(
 
 
 def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutResult]:
-    """Contact worlds, then ablation worlds, each group on its own scene (the ablation built with Newton's hand-object
-    filter pairs); wall time per group from its build."""
+    """Contact worlds, then ablation worlds (built with hand-object filter pairs), each group on its own scene."""
     done = {}
     for flag in (False, True):
         group = [v for v in variants if v.ablation == flag]
@@ -201,16 +171,14 @@ def _run_apart(rec, coords, mjcf, cfg, variants, run, protocol) -> list[RolloutR
 
 
 def _run_scene(rec, coords, mjcf, cfg, variants, run: tuple, protocol, ablation, t0) -> list[RolloutResult]:
-    """The protocol on one scene (the ablation built in when ``ablation``) for ``variants``; ``run``: ``(frame_limit,
-    threads, Stepping)``; wall time from ``t0``."""
+    """``run``: ``(frame_limit, threads, Stepping)``; wall time from ``t0``."""
     plan, scene, extent = build_replay_scene(rec, coords, mjcf, cfg=cfg, ablation=ablation, protocol=protocol)
     batch = engine_for_scene(scene, variants, threads=run[1], **run[2].engine_options)
     return _finish(rec, plan, scene, extent, cfg, variants, batch, run, t0, protocol)
 
 
 def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0, protocol) -> list[RolloutResult]:
-    """Step ``batch`` through the plan and measure every world: the scene's shared figures, each world's measures (or
-    the Stepping's own), the batch's wall time s, the protocol's ``judge``."""
+    """Step ``batch`` through the plan and measure every world (wall time s: the batch's)."""
     frame_limit, _, st = run
     t_built = _time.perf_counter()
     engine = batch.capabilities.name
@@ -254,7 +222,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
             metrics["object_mass"] = float(v.object_mass)
         metrics.update(measure_world(rec, plan, scene, cfg=cfg, tr=traces[i], world=w))
         metrics.update(contact_agreement.agreement_fields(plan.touch, traces[i].force_bones))
-        # the build is shared by the batch; the stepping wall time is the batch's
+
         metrics.update(wall_s=wall, build_s=t_built - t_wall0, batch_worlds=len(variants))
         metrics["rtf"] = metrics["sim_s"] / wall if wall > 0 else None
         poses = _poses(plan, traces[i], cfg.frame_dt)

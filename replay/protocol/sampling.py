@@ -1,7 +1,5 @@
-"""The one sampling path (the sampled verdict, the robustness maps, the attribution, the refine search): many ``(config,
-Variant)`` samples of one recording in as few batches as MuJoCo allows. A sample whose config differs from the study's
-only in runtime solver options (:func:`replay.sim.runtime_settings.setting_variant`) is a world of the study config's
-batch; the others are batched per distinct config. Why the engine's batch and not ``mujoco.batch``: docs/engine.md."""
+"""The one sampling path: many ``(config, Variant)`` samples of one recording in as few batches as MuJoCo allows (a
+config differing only in runtime solver options is a world of the study's batch; docs/engine.md)."""
 
 from __future__ import annotations
 
@@ -26,16 +24,9 @@ def run_samples(
     frame_limit: int | None = None,
     stepping: Stepping | None = None,
 ) -> list[RolloutResult]:
-    """One :class:`RolloutResult` per ``(config, Variant)`` sample, in order, each with its own config's physics record.
-
-    Args:
-        rec, coords, mjcf: as :func:`replay.protocol.rollout.run_rollouts`.
-        cfg: the study's config (the batch option-only settings join).
-        samples: ``(setting's config, its world's Variant)``; ``(cfg, Variant())`` is the study's run.
-        threads, protocol, frame_limit, stepping: as :func:`run_rollouts`.
-
-    Raises:
-        DataError: bad input. ValueError: no samples."""
+    """One :class:`RolloutResult` per ``(config, Variant)`` sample, in order, with its config's physics record
+    (``(cfg, Variant())``: the study's run; other arguments as ``run_rollouts``). Raises DataError, ValueError (no
+    samples)."""
     if not samples:
         raise ValueError("run_samples needs at least one sample")
     groups: dict[str, tuple[ReplayConfig, list]] = {}

@@ -48,13 +48,10 @@ def step_protocol(
     agreement_at: int | None = None,
     spans: bool = True,
 ) -> list[Trace]:
-    """Step every world of ``batch`` through ``plan``; one :class:`Trace` per world.
-
-    A world stops: at the end of the hold and at the release when its object rose less than ``lifted_min_rise``; at
-    ``early_stop = (frame, rise m)`` when it rose less than that; at a frame whose signals carry a reason; when its
-    object is ``plan.fell_off_m`` below the support. At ``agreement_at`` (default: the hold's first frame) the bones
-    carrying hand-object force are kept. ``spans=False``: one frame at a time on any engine. ``frame_limit``: stop after
-    this many frames (tests)."""
+    """One :class:`Trace` per world of ``batch`` stepped through ``plan``. A world stops at the hold end and release if
+    its object rose less than ``lifted_min_rise``, at ``early_stop = (frame, rise m)`` likewise, on a signal's reason,
+    or ``plan.fell_off_m`` below the support. Force bones are read at ``agreement_at`` (default: the hold's first
+    frame)."""
     walk = _Walk(
         plan,
         batch,
@@ -69,8 +66,6 @@ def step_protocol(
 
 @dataclass
 class _Walk:
-    """One :func:`step_protocol` walk: its inputs, the traces, and the frames decisions fall on."""
-
     plan: Plan
     batch: object
     cfg: ReplayConfig
@@ -113,7 +108,6 @@ class _Walk:
         self.floor = -np.inf if plan.fell_off_m is None else float(batch.scene.support_height) - plan.fell_off_m
 
     def decide(self, k: int) -> None:
-        """The stops before frame ``k``: not risen by the success threshold (hold end, release), and the early stop."""
         if self.lift_ref is None:
             return
         if k in (self.hold_end, self.release_start):
@@ -146,8 +140,6 @@ class _Walk:
             k0 = k1
 
     def _span_end(self, i: int, end: SpanEnd, last: int) -> None:
-        """World ``i``'s trace after a span ending at frame ``last``: the reads of :meth:`_look` if it stepped that
-        frame."""
         tr = self.traces[i]
         tr.done = end.done
         if end.bad_frame is not None:
@@ -157,8 +149,7 @@ class _Walk:
         self._look(i, last, int(tr.ccount[last]), end.contacts_force, end.bad_frame != last)
 
     def _look(self, i: int, k: int, contacts: int, contacts_force: int, ok: bool) -> None:
-        """What is read of world ``i`` after frame ``k``: at lift start its contacts and (``ok``: no stop reason) the
-        fingertip distance; at the agreement frame (``ok``) the bones carrying force."""
+        """Read world ``i`` after frame ``k``: contacts, fingertip distance at lift start, force bones at agreement."""
         tr, batch = self.traces[i], self.batch
         if k in self.lift_start:
             tr.contacts_at_lift, tr.contacts_force_at_lift = contacts, contacts_force
@@ -168,7 +159,7 @@ class _Walk:
             tr.force_bones = contact_agreement.force_bones(batch, i, self.cfg.contact_force_min)
 
     def frames(self) -> None:
-        """One frame of every live world at a time (the engine contract's ``step_frame`` / ``read_frame``)."""
+        """One frame at a time (``step_frame`` / ``read_frame``)."""
         batch, rows = self.batch, self.rows
         for k in range(self.F):
             self.decide(k)
@@ -186,7 +177,6 @@ class _Walk:
                 self._read(i, k)
 
     def _read(self, i: int, k: int) -> None:
-        """Frame ``k`` of world ``i`` into its trace."""
         batch, plan, cfg, tr = self.batch, self.plan, self.cfg, self.traces[i]
         sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
         write_frame(tr, k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)

@@ -1,7 +1,6 @@
-"""A recording's verdict, ``holds``, ``fails`` or ``uncertain``, with its reason and its p_lift interval
-(docs/results.md): :func:`verdict_of` is the one definition; :func:`interval_text` and :func:`tally_text` how readers
-word it. Read from the sampled ``p_lift`` under the judge's condition (95 % Wilson interval at or above 0.5: holds; at
-or below: fails); a study of single rollouts gives the one run's verdict, said as one run."""
+"""A recording's verdict, ``holds``, ``fails`` or ``uncertain``, with its reason and p_lift interval (docs/results.md):
+95 % Wilson interval of the sampled ``p_lift`` under the judge's condition at or above 0.5 holds, at or below fails; a
+study of single rollouts gives the one run's verdict."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ LIFTED = "lifted"
 
 
 def no_shake(rec) -> bool:
-    """Its protocol lifts and holds but neither shakes nor releases (the hug-oracle), or its run lifted and no shake
-    followed: a lift that held is then only lifted."""
+    """No shake followed the lift (protocol or run): a lift that held is then only lifted."""
     from replay.protocol.protocols.base import is_known, protocol_named  # the protocols import this module
 
     proto = protocol_named(rec.protocol) if rec.protocol and is_known(rec.protocol) else None
@@ -48,8 +46,7 @@ def judged_condition(conditions, judge=DEFAULT_JUDGE) -> str | None:
 
 
 def verdict_of(rec, judge=DEFAULT_JUDGE) -> Verdict:
-    """The verdict of one :class:`replay.results.records.RolloutRecord`: from its sampled ``p_lift`` under
-    :func:`judged_condition`, its per-sample lift verdicts and diagnoses; else from its one contact run."""
+    """The verdict of one ``RolloutRecord``: its sampled ``p_lift`` under :func:`judged_condition`, else its run."""
     entries = rec.sampled.entries()
     cond = judged_condition(entries, judge)
     if cond is None:
@@ -112,7 +109,6 @@ def _holds(e: PLiftEntry, lifted, diag) -> tuple[str, str | None, int | None]:
 
 
 def _one_run(rec) -> Verdict:
-    """A study of single rollouts: the contact run's verdict, said as one run."""
     k = int(bool(rec.lifted))
     lo, hi = wilson(k, 1)
     cause = (rec.diagnosis or {}).get("class")

@@ -1,5 +1,4 @@
-"""The study's result files (docs/results.md): typed records (:mod:`~replay.results.records`), one writer and one reader
-(:mod:`~replay.results.files`), a format version. Files, written atomically::
+"""The study's result files (docs/results.md), written atomically::
 
     <out>.json                         StudyRecord (summary, config, versions, one row per recording)
     <out>.csv                          its rows, one line per recording
@@ -7,6 +6,5 @@
     <out stem>_rollouts/<seq>.npz      per-frame poses of the contact run (:data:`POSES_KEYS`); .ablation.npz
     <out stem>.records.jsonl           one line per finished job (:mod:`~replay.results.study_log`)
 
-Readers refuse another ``format_version`` with a one-line :class:`ResultsFormatError` naming the file and field. A new
-metric is an optional field with ``unit``/``doc`` metadata; undeclared keys stay in ``extra``. This package re-exports
-nothing (users' readers: :mod:`replay.api`)."""
+Readers refuse another ``format_version`` with a one-line :class:`ResultsFormatError` naming the file and field; users
+read them through :mod:`replay.api`."""

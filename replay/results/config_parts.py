@@ -1,7 +1,5 @@
-"""The parts of :class:`replay.config.ReplayConfig` that belong to one protocol or engine: :class:`LiftSettings`
-(``config.lift``), :class:`SteelSettings` (``config.steel``), :class:`ContactBudget` (``config.contact_budget``); the
-hug-oracle's is :class:`replay.results.oracle_fields.OracleSettings`. Every field carries ``metadata={"unit",
-"source"}`` (sources in short as in :mod:`replay.config`); none holds a physics value."""
+"""The parts of :class:`replay.config.ReplayConfig` of one protocol or engine (``config.lift``, ``config.steel``,
+``config.contact_budget``); fields carry ``unit`` and ``source`` metadata, none a physics value."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ _f = setting
 
 
 def check_ranges(part, prefix: str, *, positive=(), nonneg=(), choices=None) -> None:
-    """DataError naming ``<prefix>.<field>`` where a field of ``part`` is not > 0 (``positive``), not >= 0
-    (``nonneg``) or not one of its ``choices`` ({field: values})."""
+    """DataError naming ``<prefix>.<field>``: not > 0 (``positive``), < 0 (``nonneg``), not in ``choices``."""
     for name in positive:
         if not getattr(part, name) > 0:
             raise DataError(None, f"{prefix}.{name}", f"must be > 0, got {getattr(part, name)!r}")
@@ -151,8 +148,7 @@ class LiftSettings:
 
 @dataclass
 class SteelSettings:
-    """The Steel engine's settings (``solver_backend`` ``steel``: newton.solvers.SolverSteel,
-    :mod:`replay.sim.engine.steel`)."""
+    """The Steel engine's settings (newton.solvers.SolverSteel, :mod:`replay.sim.engine.steel`)."""
 
     iterations: int = _f(
         20,

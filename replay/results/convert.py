@@ -1,6 +1,5 @@
-"""The one reader of older result files: a study or rollout JSON object of format 1-6 as format 7's (docs/results.md):
-:func:`nest` gathers formats 1-5's flat fields into format 6's parts, :func:`upgrade_words` reads format 1's
-``dropped``; older study configs go through :func:`replay.results.legacy_physics.legacy_config`."""
+"""The one reader of older result files: a study or rollout JSON object of format 1-6 as format 7's (docs/results.md);
+older configs through :func:`replay.results.legacy_physics.legacy_config`."""
 
 from __future__ import annotations
 
@@ -30,8 +29,7 @@ class ResultsFormatError(DataError):
 
 
 def check_version(version, source: str | Path | None, fld: str = "format_version") -> int:
-    """The file's version; raises ResultsFormatError unless it is one this grasp-replay reads
-    (:data:`READABLE_VERSIONS`)."""
+    """The file's version; ResultsFormatError unless in :data:`READABLE_VERSIONS`."""
     if version is None:
         raise ResultsFormatError(
             source,
@@ -55,8 +53,7 @@ def check_version(version, source: str | Path | None, fld: str = "format_version
 
 
 def upgrade_rollout(doc: dict, source: str | Path | None = None) -> dict:
-    """A rollout JSON object (checked: :func:`check_version`) in format 6's layout, its version set to it;
-    ``doc`` itself where it is of format 6."""
+    """A rollout JSON object (version checked) in format 6's layout."""
     v = check_version(doc.get("format_version"), source)
     if v > FLAT_UNTIL:
         return doc
@@ -64,8 +61,7 @@ def upgrade_rollout(doc: dict, source: str | Path | None = None) -> dict:
 
 
 def upgrade_study(doc: dict, source: str | Path | None = None) -> dict:
-    """A study JSON object (checked) with format 1's words read (its rows are flat in every format), its version
-    set to format 6's; in place, returned."""
+    """A study JSON object (version checked) with format 1's words read, as format 6; in place, returned."""
     v = check_version(doc.get("format_version"), source)
     upgrade_words(doc, v)
     doc["format_version"] = READABLE_VERSIONS[-1]
@@ -73,9 +69,8 @@ def upgrade_study(doc: dict, source: str | Path | None = None) -> dict:
 
 
 def nest(flat: dict) -> dict:
-    """A flat rollout object (results format <= 5, or a rollout's metrics) in format 6's layout: each part's fields
-    under its key (a part none of whose fields holds a value left out), the protocol's own result under its type's
-    key (a format-5 ``oracle`` object as it was), the ``ablation`` record nested alike; other keys as they are."""
+    """A flat rollout object (format <= 5, or a rollout's metrics) in format 6's layout: each part and the protocol's
+    result under its key (empty parts left out; a format-5 ``oracle`` object as it was), ``ablation`` nested alike."""
     out, used = {}, set(DROPPED & {k for k, v in flat.items() if v is None})
     for part in (*PARTS, *RESULT_TYPES.values()):
         if part.key in flat and part.key not in part.names():  # nested already (a format-5 oracle object)
@@ -94,8 +89,7 @@ def nest(flat: dict) -> dict:
 
 
 def upgrade_words(doc, version: int | None = None):
-    """``doc`` with format 1's words replaced (:data:`FORMAT_1_WORDS`, in ``outcome`` / ``refine_outcome`` and the
-    counts' keys, any depth), in place; ``version`` the file's (None: read from ``doc``)."""
+    """``doc`` with :data:`FORMAT_1_WORDS` replaced at any depth, in place; ``version`` None: read from ``doc``."""
     if version is None and isinstance(doc, dict):
         version = doc.get("format_version")
     if version is None or int(version) != 1:

@@ -1,6 +1,5 @@
-"""Which engine steps a rollout (``config.engine``) and where Warp runs it (``config.device``); one precedence in
-:func:`engine_from_flags`: the command line over the config file over the default (MuJoCo C, CPU). Older configs' three
-fields (``solver_backend``, ``engine``, ``device``) read through :func:`from_legacy`."""
+"""Which engine steps a rollout (``config.engine``) and where Warp runs it (``config.device``): command line over config
+file over the default (MuJoCo C, CPU)."""
 
 from __future__ import annotations
 
@@ -26,11 +25,8 @@ class EngineChoice(str, enum.Enum):
 
 
 def from_legacy(solver_backend: str, engine: str, device: str) -> tuple[EngineChoice, str]:
-    """``(engine, device)`` of those three older fields (module doc).
-
-    Raises:
-        DataError: a combination no engine ran (the Newton reference on Warp's CPU), or an unknown value.
-    """
+    """``(engine, device)`` of the older ``solver_backend``, ``engine``, ``device``; DataError for a combination no
+    engine ran (the Newton reference on Warp's CPU) or an unknown value."""
     if solver_backend not in ("mujoco", "steel") or engine not in ("direct", "newton"):
         raise DataError(None, "config.engine", f"unknown engine {solver_backend!r} / {engine!r}")
     if device not in ("cpu", "cuda", "warp-cpu"):
@@ -59,8 +55,7 @@ def to_legacy(engine: EngineChoice, device: str) -> tuple[str, str, str]:
 def engine_from_flags(
     engine: EngineChoice, device: str, *, solver: str | None = None, cli_device: str | None = None
 ) -> tuple[EngineChoice, str]:
-    """The config's ``(engine, device)`` after the command line's ``--solver`` (mujoco, steel) and ``--device``
-    (cpu, cuda), each None where not given: as the older fields they set (:func:`to_legacy`), so
-    ``--device cuda`` moves MuJoCo C onto mujoco-warp and ``--solver mujoco`` turns Steel into MuJoCo C."""
+    """The config's ``(engine, device)`` after ``--solver`` (mujoco, steel) and ``--device`` (cpu, cuda), None: not
+    given; ``--device cuda`` moves MuJoCo C onto mujoco-warp, ``--solver mujoco`` turns Steel into MuJoCo C."""
     backend, mode, dev = to_legacy(engine, device)
     return from_legacy(solver or backend, mode, cli_device or dev)

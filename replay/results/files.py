@@ -1,9 +1,5 @@
-"""The study's result files on disk: JSON text, the one writer and the one reader of each file.
-
-Every writer is atomic (:mod:`replay.fileio`); every reader checks ``format_version``
-(:func:`replay.results.records.check_version`) and raises a one-line
-:class:`~replay.results.records.ResultsFormatError` naming the file and the field.
-"""
+"""The one writer (atomic) and reader of each result file; readers check ``format_version`` and raise a one-line
+:class:`~replay.results.records.ResultsFormatError` naming the file and field."""
 
 from __future__ import annotations
 
@@ -57,9 +53,6 @@ def _read_json(path: Path) -> dict:
         raise ResultsFormatError(path, None, f"not a readable JSON file: {exc}") from None
 
 
-# ------------------------------------------------------------------ writers / readers
-
-
 def write_rollout(path: str | Path, rec: RolloutRecord) -> dict:
     """Write a rollout JSON atomically; returns the JSON object as written (NaN -> None)."""
     text = dumps(rec.to_dict())
@@ -73,8 +66,8 @@ def read_rollout(path: str | Path) -> RolloutRecord:
 
 
 def write_study(path: str | Path, study: StudyRecord, csvs: dict[str, str] | None = None) -> dict:
-    """Write the study JSON and its CSVs (``csvs``: ``{suffix: CSV text}``, each ``<path stem><suffix>.csv``;
-    :func:`replay.study.summary.study_csvs`) atomically; returns the JSON object as written."""
+    """Write the study JSON and ``csvs`` ``{suffix: CSV text}`` (``<path stem><suffix>.csv``); returns the JSON
+    object."""
     text = dumps(study.to_dict())
     atomic_write_text(path, text)
     p = Path(path)
@@ -93,16 +86,14 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value: object) -> object:
-    """``value`` as a CSV cell a spreadsheet shows and never evaluates: a string starting with one
-    of :data:`_FORMULA_START` gets a leading ``'`` (OWASP's rule); numbers (a negative one too)
-    and every other string unchanged. JSON files keep names exact."""
+    """A string starting with one of :data:`_FORMULA_START` with a leading ``'`` (OWASP), so a spreadsheet never
+    evaluates it; numbers unchanged."""
     return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
 
 
 def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS) -> str:
-    """CSV text of study rows (columns ``fields``, default :data:`ROW_FIELDS`; dicts as JSON,
-    None as empty; every cell through :func:`csv_cell`). Lines end in CRLF (RFC 4180): the writer
-    then quotes a cell holding CR as well as LF, which a reader would otherwise take for a new row."""
+    """CSV text of study rows (dicts as JSON, None empty, cells through :func:`csv_cell`); CRLF lines (RFC 4180), so a
+    cell holding CR is quoted too."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow([csv_cell(k) for k in fields])
@@ -112,7 +103,6 @@ def rows_csv(rows: list[dict], fields: list[str] | tuple[str, ...] = ROW_FIELDS)
 
 
 def _cell_text(v):
-    """None as empty, dicts and lists as JSON."""
     if v is None:
         return ""
     return json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v

@@ -8,9 +8,8 @@ from typing import Any
 
 
 def read_as(fn, key: str | None = None, factory=None):
-    """A field whose JSON value (None where absent) is read through ``fn`` (a nested record's ``from_dict``,
-    ``many``), under ``key`` where the JSON key is not the field's name; ``factory`` makes its default (else
-    None)."""
+    """A field read through ``fn`` (None where absent), from JSON key ``key`` (default: its name); ``factory`` makes
+    its default (else None)."""
     meta = {"read": fn, "key": key}
     return field(default=None, metadata=meta) if factory is None else field(default_factory=factory, metadata=meta)
 
@@ -21,8 +20,8 @@ def keyed(key: str, default: Any = None):
 
 
 class JsonRecord:
-    """A dataclass read from a JSON object: each field from its key (its default where the key is absent, None where
-    it has none; a ``read_as`` field through its reader), keys it does not declare left out."""
+    """A dataclass read from a JSON object, each field from its key (absent: its default, else None); undeclared keys
+    left out."""
 
     @classmethod
     def from_dict(cls, d):

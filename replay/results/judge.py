@@ -1,6 +1,5 @@
-"""The default judge: the named physics and the condition a recording's verdict is read under. :data:`DEFAULT_JUDGE` is
-the one place that says it (``ReplayConfig.physics``'s default, the sampled verdict's first condition,
-:func:`replay.protocol.verdict.verdict_of`); others: ``run_study.py --physics NAME``, ``--conditions``."""
+"""The named physics and condition a recording's verdict is read under; :data:`DEFAULT_JUDGE` is the one place that
+says it (others: ``run_study.py --physics NAME``, ``--conditions``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The one reader of older config dicts (:func:`legacy_config`; docs/results.md): their physics fields read as physics
-overrides, so an older file's effective physics is the one it ran (format <= 4 and <= 6 fields, and a config holding
-``effort_profile``, :func:`_before_54`); their flat part fields nested in parts; their engine fields as the engine
-choice (:func:`legacy_engine`)."""
+"""The one reader of older config dicts (docs/results.md): physics fields as overrides (an older file's physics is
+the one it ran), flat part fields nested, engine fields as the engine choice."""
 
 from __future__ import annotations
 
@@ -67,8 +65,7 @@ LEGACY_PART_FIELDS = {
 
 
 def legacy_config(data: dict, source: str | Path | None = None) -> dict:
-    """An older config dict (format <= 6) in today's layout: physics fields as overrides, engine fields as the engine
-    choice, flat part fields (:data:`LEGACY_PART_FIELDS`) in their part. Today's layout is returned as it is."""
+    """An older config dict (format <= 6) in today's layout; today's is returned as it is."""
     data = legacy_engine(legacy_physics_overrides(data, source), source)
     flat = set(data) & set(LEGACY_PART_FIELDS)
     if not flat:
@@ -84,11 +81,8 @@ def legacy_config(data: dict, source: str | Path | None = None) -> dict:
 
 
 def legacy_engine(data: dict, source: str | Path | None = None) -> dict:
-    """``data`` with ``solver_backend`` / ``engine`` direct, newton / ``device`` warp-cpu read as ``engine`` and
-    ``device`` (:func:`replay.results.engine_choice.from_legacy`).
-
-    Raises:
-        DataError: a combination no engine ran (names the file and field)."""
+    """``data`` with ``solver_backend`` / ``engine`` / ``device`` read as ``engine`` and ``device``; DataError for a
+    combination no engine ran."""
     old = "solver_backend" in data or data.get("engine") == "direct" or data.get("device") == "warp-cpu"
     if not old:
         return data
@@ -112,14 +106,9 @@ def _legacy_keys() -> set:
 
 
 def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> dict:
-    """``data`` with its legacy physics fields as ``physics_overrides`` entries: a value departing from the named
-    physics' table (default ``replay``) becomes an override (one already there wins); one equal to the table's, or a
-    None meaning "the table's", is dropped; under ``calibrated`` every set value is kept. ``finger_damping`` None is
-    dropped.
-
-    Raises:
-        DataError: a numeric ``finger_damping`` (no choice holds a passive damping value), or a legacy value no choice
-            takes (names the field)."""
+    """``data`` with legacy physics fields as ``physics_overrides`` entries where they depart from the named physics'
+    table (an existing override wins; under ``calibrated`` every set value kept). DataError: a numeric
+    ``finger_damping``, or a value no choice takes."""
     if "effort_profile" in data:
         data = _before_54(data, source)
     if not (set(data) & _legacy_keys()):
@@ -163,12 +152,9 @@ def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> di
 
 
 def _before_54(data: dict, source) -> dict:
-    """``data`` holding ``effort_profile`` / ``effort_tip_force`` without them: ``uniform`` keeps ``effort_limit`` (N·m
-    at every joint); ``human`` becomes ``grip_force_n`` = the tip force and ``finger_force_share`` 1 each; and
-    ``object_mass_model`` ``asset`` unless overridden.
-
-    Raises:
-        DataError: ``human`` under ``authored``."""
+    """``data`` without ``effort_profile`` / ``effort_tip_force``: ``uniform`` keeps ``effort_limit`` (N·m); ``human``
+    becomes ``grip_force_n`` = the tip force, ``finger_force_share`` 1 each; ``object_mass_model`` ``asset`` unless
+    overridden. DataError: ``human`` under ``authored``."""
     data = dict(data)
     profile, tip = data.pop("effort_profile"), data.pop("effort_tip_force", None)
     over = dict(data.get("physics_overrides") or {})

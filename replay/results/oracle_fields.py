@@ -33,8 +33,7 @@ _CHOICES = {
 
 @dataclass
 class OracleSettings:
-    """The hug-oracle protocol's part of the config (``config.oracle``, module doc); read only by
-    ``--protocol hug-oracle``."""
+    """``config.oracle``, read only by ``--protocol hug-oracle``."""
 
     start: str = _f(
         "synthetic",
@@ -94,7 +93,7 @@ class OracleSettings:
     )
 
     def validate(self, prefix: str = "config.oracle") -> OracleSettings:
-        """Ranges and choices of the oracle's settings (:class:`DataError` naming the field)."""
+        """:class:`DataError` naming a field out of range or choices."""
         check_ranges(
             self,
             prefix,

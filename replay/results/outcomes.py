@@ -1,7 +1,5 @@
-"""A rollout's outcome: the values the result files hold and the words a reader is shown (docs/results.md). Lift
-protocol: ``lifted`` (risen and clear of the support at the end of the hold), ``not_lifted`` (the diagnosis says how),
-``stuck`` (lifted, did not fall when let go), ``unstable``; recorded protocol: ``tracked``, ``lost``, ``unstable``.
-Format 1's ``dropped`` is read as ``not_lifted`` (:func:`replay.results.convert.upgrade_words`)."""
+"""A rollout's outcome values and the words a reader is shown (docs/results.md): lift ``lifted``, ``not_lifted``,
+``stuck`` (did not fall when let go), ``unstable``; recorded ``tracked``, ``lost``, ``unstable``."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ from replay.results.convert import FORMAT_1_WORDS
 
 #: the outcomes of a lift-judged rollout, then the recorded protocol's two of its own
 LIFTED, NOT_LIFTED, STUCK, UNSTABLE, TRACKED, LOST = "lifted", "not_lifted", "stuck", "unstable", "tracked", "lost"
-#: every outcome a rollout may hold
+
 OUTCOMES = (LIFTED, NOT_LIFTED, STUCK, UNSTABLE, TRACKED, LOST)
 
 #: what a reader is shown for an outcome value, where the value is not already a word

@@ -1,10 +1,6 @@
-"""The declared physics table: every :class:`Choice` of each named physics (``authored``, ``replay``) with its value,
-source and why, and the values each choice may take (:func:`check_value`): the one home of every physics value (no
-config field holds one). In the base (imports only :mod:`replay.errors`): the config checks its overrides and reads an
-older file's physics fields against it. The rules that apply it live in :mod:`replay.sim.physics`.
-
-Units: m, s, mm where named.
-"""
+"""The physics table, the one home of every physics value: each :class:`Choice` of each named physics (``authored``,
+``replay``) with its value, source and why, and the values each may take (:func:`check_value`); applied by
+:mod:`replay.sim.physics`. Units: m, s, mm where named."""
 
 from __future__ import annotations
 
@@ -53,7 +49,7 @@ CONFIG_SET = {
     "timestep": ("dt", "config.control_fps x config.substeps (hug-oracle: oracle_dt)"),
 }
 
-#: the values each choice may take
+
 VALUES = {
     "wrist_law": ("authored_actuators", "wrench"),
     "wrist_gravity_compensation": (False, True),
@@ -517,10 +513,8 @@ _DICT_KEYS = {"finger_flutter_bound": ("safety", "discrete_factor"), "object_sha
 
 
 def check_value(name: str, value) -> object:
-    """``value`` as choice ``name`` takes it (a number as a float, a triple as a tuple).
-
-    Raises:
-        DataError: an unknown choice, or a value it does not take (names the choice)."""
+    """``value`` as choice ``name`` takes it (a number as a float, a triple as a tuple); DataError for an unknown choice
+    or a value it does not take."""
     if name not in CHOICES:
         raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}; known: {sorted(CHOICES)}")
     if name == "impratio":

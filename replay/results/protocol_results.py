@@ -1,6 +1,4 @@
-"""Each protocol's own results (:class:`~replay.results.rollout_parts.ProtocolResult` sub-records of a rollout
-record): the recorded protocol's tracking, the hug-oracle's test, the refine search. A protocol module may declare
-its own (registered with it, under its ``key``)."""
+"""Each built-in protocol's own results (:class:`~replay.results.rollout_parts.ProtocolResult` sub-records)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The result records: typed rollout and study records, the format version, phase codes.
-
-:class:`RolloutRecord` is one ``<seq>.json``, :class:`StudyRecord` one ``study.json``; every
-field carries ``unit``/``doc`` metadata (``docs/results.md`` is generated from it,
-``tests/doc_tables.py``). The files themselves are written and read by :mod:`replay.results.files`.
-"""
+"""The result records (:class:`RolloutRecord` one ``<seq>.json``, :class:`StudyRecord` one ``study.json``), format
+version and phase codes; each field's ``unit``/``doc`` metadata makes docs/results.md (``tests/doc_tables.py``)."""
 
 from __future__ import annotations
 
@@ -79,9 +75,8 @@ def _part(cls, doc: str):
 
 @dataclass
 class RolloutRecord:
-    """One replayed recording (``<seq>.json``): what every rollout has, and its parts (typed sub-records,
-    :mod:`replay.results.rollout_parts`); ``ablation`` is the contact-ablation run of the same recording as a
-    record of its own (its identity fields are None, its JSON object holds ``"ablation": true``)."""
+    """One replayed recording (``<seq>.json``) with its parts; ``ablation`` is its contact-ablation run as a record
+    (identity fields None, ``"ablation": true``)."""
 
     format_version: int | None = _f("-", "result file layout version (:data:`FORMAT_VERSION`)", FORMAT_VERSION)
     # identity and inputs
@@ -131,7 +126,6 @@ class RolloutRecord:
         dict,
     )
     variant_readback: dict = _f("-", "the variant's values read back from the model", dict)
-    # outcome
     run_warnings: list = _f(
         "-",
         "warnings raised while this recording ran (e.g. a finger drive's damping "
@@ -177,13 +171,9 @@ class RolloutRecord:
 
     @classmethod
     def from_dict(cls, doc: dict, source: str | Path | None = None, nested: bool = False) -> RolloutRecord:
-        """A record from a rollout JSON object (an older format's through :mod:`replay.results.convert`; unknown
-        keys go to ``extra``). ``nested``: an object of this format not read from a file (an ablation record, a
-        worker's result): no version read.
-
-        Raises:
-            ResultsFormatError: not an object, or (top level) a version this grasp-replay does not read.
-        """
+        """A record from a rollout JSON object (older formats through :mod:`replay.results.convert`; unknown keys to
+        ``extra``; ``nested``: not from a file, no version read). Raises ResultsFormatError (not an object, a version
+        this grasp-replay does not read)."""
         if not isinstance(doc, dict):
             raise ResultsFormatError(source, None, "rollout record is not a JSON object")
         if not nested:
@@ -203,13 +193,11 @@ class RolloutRecord:
 
     @classmethod
     def from_metrics(cls, flat: dict) -> RolloutRecord:
-        """A record of this format from a rollout's flat metrics (:func:`replay.protocol.rollout.run_rollouts`
-        and the job's identity fields; :func:`replay.results.convert.nest`)."""
+        """A record from a rollout's flat metrics and the job's identity fields."""
         return cls.from_dict(dict(nest(flat), format_version=FORMAT_VERSION))
 
     def to_dict(self, nested: bool = False) -> dict:
-        """The JSON object: the core fields, each part under its key (null where it holds nothing), the protocol's
-        result under its key, ``extra`` merged back in; ``ablation`` nested (its own ``"ablation": true``)."""
+        """The JSON object; each part and the protocol's result under its key (null: empty), ``extra`` merged in."""
         out = {n: getattr(self, n) for n in _CORE}
         if nested:
             out.pop("format_version")
@@ -221,7 +209,7 @@ class RolloutRecord:
         return out
 
     def flat(self) -> dict:
-        """Every field of the record and its parts by name (the study's rows and CSVs; names are unique)."""
+        """Every field of the record and its parts by name (names are unique)."""
         out = {n: getattr(self, n) for n in _CORE}
         for part in (*(getattr(self, k) for k in _PARTS), self.result):
             if part is not None:
@@ -315,8 +303,7 @@ class StudyRecord(sf.SampledStudyFields):
 
     @classmethod
     def view(cls, doc: dict) -> StudyRecord:
-        """A study object this grasp-replay made (or its summary, or a part of one), read as it is: no version
-        checked, no field required (files: :meth:`from_dict`)."""
+        """A study object (or part) this grasp-replay made, read with no version check and no field required."""
         known, extra = split_keys(doc, _STUDY_FIELDS)
         return cls(**{k: v for k, v in known.items() if v is not None}, extra=extra)
 
@@ -331,7 +318,6 @@ class StudyRecord(sf.SampledStudyFields):
         return rows if isinstance(rows, list) else []
 
     def set_rows(self, name: str, rows: list) -> None:
-        """Set the rows list ``name`` (:meth:`rows_of`)."""
         if name in _STUDY_FIELDS:
             setattr(self, name, rows)
         else:

@@ -1,6 +1,4 @@
-"""The parts of a rollout record (:class:`replay.results.records.RolloutRecord`): typed sub-records, each the JSON
-object under its ``key`` in a rollout file (results format 6). Every field carries ``unit``/``doc`` metadata
-(``docs/results.md``); keys a part does not declare are kept in its ``extra`` and written back."""
+"""The parts of a rollout record, each the JSON object under its ``key``; undeclared keys kept in ``extra``."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ _f = described
 
 @dataclass
 class Part:
-    """A sub-record: its fields (metadata ``unit``, ``doc``), the JSON key it sits under (``key``) and the keys it
-    does not declare (``extra``)."""
+    """A sub-record under JSON key ``key``; undeclared keys in ``extra``."""
 
     key: ClassVar[str]
 
@@ -30,7 +27,6 @@ class Part:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """Its declared fields' names."""
         return tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal"))
 
     @classmethod
@@ -43,7 +39,7 @@ class Part:
         return {**{n: getattr(self, n) for n in self.names()}, **self.extra}
 
     def empty(self) -> bool:
-        """No field holds a value (None, or an empty dict or list): written as null."""
+        """No field holds a value (None, empty dict or list): written as null."""
         return not self.extra and all(_empty(getattr(self, n)) for n in self.names())
 
 
@@ -67,11 +63,7 @@ class ProtocolResult(Part):
 
 
 def register_result(cls: type[ProtocolResult]) -> type[ProtocolResult]:
-    """Make a rollout record read ``cls`` under its ``key`` (the built-in ones at import, a protocol's own when it
-    registers, :func:`replay.protocol.protocols.base.register`); returns the class.
-
-    Raises:
-        ValueError: a key another type holds already."""
+    """Make rollout records read ``cls`` under its ``key``; ValueError if another type holds it."""
     have = RESULT_TYPES.get(cls.key)
     if have is not None and have is not cls:
         raise ValueError(f"result key {cls.key!r} is another type's already ({have.__name__})")

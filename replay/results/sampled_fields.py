@@ -1,6 +1,5 @@
-"""The sampled verdict's results fields: the rollout's ``p_lift``, ``p_lift_corrupted``, ``p_lift_samples``
-(:class:`SampledVerdict`) and the study's ``sampling``, ``discrimination`` (:class:`SampledStudyFields`);
-docs/results.md is generated from their docs."""
+"""The sampled verdict's results fields, of a rollout (:class:`SampledVerdict`) and of a study
+(:class:`SampledStudyFields`)."""
 
 from __future__ import annotations
 
@@ -75,8 +74,8 @@ class SampledVerdict(Part):
         return p_lift_entries(self.p_lift)
 
     def per_sample(self, what: str, condition: str, corruption: str | None = None) -> list | None:
-        """The per-sample list ``what`` (``lifted`` 0/1; ``diagnoses`` a class or None) of ``condition``, recorded
-        (``corruption`` None) or corrupted; None where the file holds none."""
+        """The per-sample list ``what`` (``lifted`` 0/1; ``diagnoses`` a class or None) of ``condition`` and
+        ``corruption`` (None: recorded); None where the file holds none."""
         by = (self.p_lift_samples or {}).get(what)
         got = by.get(f"{condition}/{corruption or 'real'}") if isinstance(by, dict) else None
         return got if isinstance(got, list) else None
@@ -93,6 +92,6 @@ class SampledStudyFields:
 
 
 def sampled_last(fields) -> list:
-    """``dataclasses.fields`` of a study record with this base's fields moved last (as they were added)."""
+    """``dataclasses.fields`` of a study record with this base's fields last."""
     names = {f.name for f in dataclasses.fields(SampledStudyFields)}
     return sorted(fields, key=lambda f: f.name in names)

@@ -1,6 +1,5 @@
-"""A study's ``counts`` read once from JSON: :class:`Counts` holds a protocol's counts as attributes (verdict tallies
-and cross-check counts typed); other protocols' and verdict pairs' through :meth:`Counts.of`; undeclared keys in
-``extra``."""
+"""A study's ``counts`` read once from JSON as :class:`Counts` (other protocols' and verdict pairs' through
+:meth:`Counts.of`; undeclared keys in ``extra``)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ PLAIN = tuple(
 
 @dataclass(frozen=True)
 class CheckCount:
-    """One cross-check over a group of recordings (:mod:`replay.study.cross_checks`): how many agree with the
-    verdict, disagree, are no call, of how many."""
+    """One cross-check over a group of recordings (:mod:`replay.study.cross_checks`)."""
 
     check: str
     agree: int
@@ -42,8 +40,6 @@ class CheckCount:
 
 
 class _CountsBase:
-    """The methods of :class:`Counts`."""
-
     @classmethod
     def from_dict(cls, d) -> Counts:
         """The counts of a ``counts`` object ({} for None)."""
@@ -58,7 +54,7 @@ class _CountsBase:
         return cls(**kw, extra={k: v for k, v in d.items() if k not in _NAMES})
 
     def of(self, name: str) -> Counts | None:
-        """The counts kept under ``name`` (another protocol's, a verdict pair's); None where there are none."""
+        """The counts under ``name`` (another protocol's, a verdict pair's); None: none."""
         got = self.extra.get(name)
         return Counts.from_dict(got) if isinstance(got, dict) else None
 

@@ -1,13 +1,11 @@
-"""A study's append-only records, ``<stem>.records.jsonl`` beside ``study.json``: one JSON line per finished job,
-flushed and fsync'd before the next result is taken (a kill loses at most the running jobs and a torn last line, which
-the reader drops). A line::
+"""A study's append-only ``<stem>.records.jsonl``, one fsync'd JSON line per finished job (a kill loses the running
+jobs and a torn last line)::
 
     {"key": "mug_lift", "sequence": "mug_lift", "protocol": "lift", "status": "ok",
      "json": "study_rollouts/mug_lift.json", "config_hash": "...", "wall_s": 12.3, "job_s": 4.1}
 
-``status`` ``ok`` (the rollout JSON, relative to the study's folder, written first), ``refused`` / ``error``
-(``reason``), ``storage``; ``wall_s`` the study's wall time then, ``job_s`` the job's own, s. The summary is remade from
-these at the end and at intervals, never per job."""
+``status`` ``ok`` (``json`` relative to the study folder, written first), ``refused`` / ``error`` (``reason``),
+``storage``; ``wall_s`` the study's wall time then, ``job_s`` the job's, s."""
 
 from __future__ import annotations
 
@@ -18,21 +16,16 @@ from pathlib import Path
 
 from replay.results.convert import ResultsFormatError
 
-#: what a records file is named after its study JSON: ``study.json`` -> ``study.records.jsonl``
 RECORDS_SUFFIX = ".records.jsonl"
 
 
 def records_path(study_path: str | Path) -> Path:
-    """The records file of the study JSON at ``study_path`` (beside it)."""
     p = Path(study_path)
     return p.with_name(p.stem + RECORDS_SUFFIX)
 
 
 def append_record(path: str | Path, lines: list[dict]) -> None:
-    """Append ``lines``, one JSON line each, in one write, flushed and fsync'd (NaN and inf as null).
-
-    Raises:
-        OSError: the file cannot be written."""
+    """Append ``lines`` in one fsync'd write (NaN and inf as null); OSError if it cannot be written."""
     text = "".join(json.dumps(_finite(ln), separators=(",", ":"), default=str) + "\n" for ln in lines)
     with open(path, "a", encoding="utf-8") as f:
         f.write(text)
@@ -50,10 +43,8 @@ def _finite(x):
 
 
 def read_records(path: str | Path) -> list[dict]:
-    """The records at ``path`` in order ([] without a file); a torn last line is dropped.
-
-    Raises:
-        ResultsFormatError: a line before the last is not a JSON object (names its line)."""
+    """The records at ``path`` ([] without a file; a torn last line dropped). ResultsFormatError: a line before the last
+    is not a JSON object."""
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -83,8 +74,7 @@ def read_records(path: str | Path) -> list[dict]:
 
 
 def repair_tail(path: str | Path) -> int:
-    """Cut a torn last line off ``path`` (so the next append starts a line of its own); returns
-    the bytes removed (0: none, or no file)."""
+    """Cut a torn last line off ``path``; returns the bytes removed."""
     p = Path(path)
     try:
         raw = p.read_bytes()

@@ -1,6 +1,5 @@
-"""A study's rows read once from JSON: :class:`StudyRow` holds a row's fields
-(:data:`replay.results.records.ROW_FIELDS`) as attributes, ``p_lift`` per condition typed, its ``verdict`` and
-``cross_checks``; other keys in ``extra``."""
+"""A study's rows read once from JSON as :class:`StudyRow` (``p_lift``, ``verdict``, ``cross_checks`` typed; other keys
+in ``extra``)."""
 
 from __future__ import annotations
 
@@ -19,11 +18,8 @@ PAIR_PREFIX = "lifted_"
 
 
 class _RowBase:
-    """The methods of :class:`StudyRow`."""
-
     @classmethod
     def from_dict(cls, d: dict) -> StudyRow:
-        """The row of a study JSON's row object (keys it does not declare to ``extra``)."""
         d = d if isinstance(d, dict) else {}
         kw = {k: d.get(k) for k in ROW_FIELDS}
         kw.update(
@@ -37,7 +33,6 @@ class _RowBase:
 
     @property
     def name(self) -> str:
-        """The row's sequence as text."""
         return str(self.sequence)
 
 
@@ -60,7 +55,6 @@ _NAMES = frozenset(ROW_FIELDS) | frozenset(TYPED)
 
 
 def study_rows(rows) -> list:
-    """The :class:`StudyRow` of each row object of a study's rows list."""
     return [StudyRow.from_dict(r) for r in rows or [] if isinstance(r, dict)]
 
 

@@ -25,8 +25,7 @@ class Classes(JsonRecord):
 
 @dataclass(frozen=True)
 class Sampling(JsonRecord):
-    """A study's ``sampling`` (:func:`replay.study.sampling_setup.sampling_record`): samples, seed, conditions,
-    variables, classes, corruptions."""
+    """A study's ``sampling`` (:func:`replay.study.sampling_setup.sampling_record`)."""
 
     samples: int | None = None
     seed: int | None = None
@@ -36,7 +35,6 @@ class Sampling(JsonRecord):
     corruptions: list | None = None
 
     def condition_names(self) -> list[str]:
-        """The lift protocol's condition names, in order."""
         return [str(c.name) for c in self.conditions]
 
 
@@ -51,8 +49,6 @@ class JudgeDefault(JsonRecord):
 
 @dataclass(frozen=True)
 class StudyJudge(JsonRecord):
-    """A study's ``judge``: its physics, the condition its verdicts were read under, the default judge."""
-
     physics: str | None = None
     condition: str | None = None
     default: JudgeDefault = read_as(JudgeDefault.from_dict, factory=JudgeDefault)
@@ -68,6 +64,5 @@ class ConfigNames(JsonRecord):
 
 
 def judged_physics(study) -> str | None:
-    """The physics a study's (:class:`~replay.results.records.StudyRecord`) verdicts were read under: its judge's, else
-    its config's; None where it names neither."""
+    """The physics a study's verdicts were read under: its judge's, else its config's; None: neither."""
     return StudyJudge.from_dict(study.judge).physics or ConfigNames.from_dict(study.config).physics

@@ -1,7 +1,5 @@
-"""A recording's verdict as the result files hold it read once from JSON and written back: a sampled
-``p_lift`` entry per condition (:class:`PLiftEntry`, its :class:`Driver`), the verdict (:class:`Verdict`: holds,
-fails or uncertain, its reason and its p_lift interval) and a cross-check (:class:`CrossCheck`). The verdict is
-made by :func:`replay.protocol.verdict.verdict_of` alone."""
+"""A recording's verdict as the result files hold it (made by :func:`replay.protocol.verdict.verdict_of` alone): the
+sampled ``p_lift`` per condition, the :class:`Verdict` and cross-checks."""
 
 from __future__ import annotations
 
@@ -31,8 +29,7 @@ def _renamed(record, keys: dict) -> dict:
 
 @dataclass(frozen=True)
 class Driver:
-    """The sampled variable a p_lift depends on most: ``effect`` = ``high`` - ``low``, the lift rates of the upper
-    and the lower half of its samples (:func:`replay.protocol.p_lift_stats.driver`)."""
+    """The sampled variable a p_lift depends on most: ``effect`` = ``high`` - ``low``, lift rates of its halves."""
 
     variable: str
     effect: float
@@ -51,8 +48,7 @@ class Driver:
 
 @dataclass(frozen=True)
 class PLiftEntry:
-    """One condition's ``p_lift``: ``k`` of ``n`` samples lifted, ``p`` = k / n, its 95 % interval ``[lo, hi]``, its
-    class (``robust_lift``, ``uncertain``, ``robust_failure``) and driver."""
+    """One condition's ``p_lift`` = ``k`` / ``n`` lifted, its 95 % interval ``[lo, hi]``, class and driver."""
 
     p: float
     lo: float
@@ -91,11 +87,9 @@ def p_lift_entries(d) -> dict[str, PLiftEntry]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A recording's verdict (:func:`replay.protocol.verdict.verdict_of`): its ``word``, its ``reason`` in words,
-    ``p`` (p_lift) with its 95 % interval ``[lo, hi]`` over ``k`` of ``n`` samples lifted, the ``condition`` it was
-    read under, whether it was ``sampled`` (else one contact run: n 1), its ``cause`` (what the counts group it
-    by: a diagnosis class for fails, the driving variable for uncertain, held or shaken loose for holds) and
-    ``cause_samples``, how many samples share that cause (None for uncertain)."""
+    """A recording's verdict: ``p`` with its 95 % interval ``[lo, hi]`` over ``k`` of ``n`` lifted (not ``sampled``:
+    one contact run, n 1), ``cause`` (fails: a diagnosis class; uncertain: the driving variable; holds: held or shaken
+    loose) shared by ``cause_samples`` (None for uncertain)."""
 
     word: Word
     reason: str
@@ -130,16 +124,14 @@ class Verdict:
         )
 
     def to_dict(self) -> dict:
-        """Its JSON object: ``verdict``, ``reason``, ``p_lift``, ``p_lo``, ``p_hi`` (study.csv's first columns), then
-        ``n``, ``k``, ``condition``, ``sampled``, ``cause``, ``cause_samples``."""
+        """Keys ``verdict``, ``reason``, ``p_lift``, ``p_lo``, ``p_hi`` (study.csv's first columns) first."""
         keys = {"word": "verdict", "p": "p_lift", "lo": "p_lo", "hi": "p_hi"}
         return {**_renamed(self, keys), "verdict": self.word.value}
 
 
 @dataclass(frozen=True)
 class CrossCheck:
-    """Another judgement of a recording set beside its verdict: ``check`` (what judged), what it ``says`` in words,
-    and whether it ``agrees`` with the verdict (None: no call, e.g. an uncertain verdict against a single run)."""
+    """Another judgement beside the verdict; ``agrees`` None: no call (e.g. uncertain against a single run)."""
 
     check: str
     says: str
@@ -163,14 +155,12 @@ def cross_checks(items) -> list[CrossCheck]:
 
 @dataclass(frozen=True)
 class Tally:
-    """How many recordings got each verdict and why: ``{word: (n, {cause: n})}`` in :class:`Word` order (a cause None
-    where the verdict had none to give, e.g. an older study)."""
+    """``{word: (n, {cause: n})}`` in :class:`Word` order (cause None: none given)."""
 
     by_word: dict
 
     @classmethod
     def of(cls, verdicts) -> Tally:
-        """The tally of :class:`Verdict` s."""
         out: dict = {w: (0, {}) for w in Word}
         for v in verdicts:
             n, causes = out[v.word]
@@ -203,9 +193,7 @@ class Tally:
 
 @dataclass(frozen=True)
 class Discrimination:
-    """One row of a study's ``discrimination`` (:mod:`replay.study.discrimination`): p_lift of the real and the
-    corrupted recordings, the AUC with its interval over recordings (``auc_lo``, ``auc_hi``; None in an older
-    study), the ratio, how many recordings, the published ratio and its source."""
+    """One row of a study's ``discrimination``; ``auc_lo`` / ``auc_hi`` None in an older study."""
 
     protocol: str
     condition: str

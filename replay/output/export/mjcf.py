@@ -53,16 +53,14 @@ def inputs_arrays(log: InputLog, contact_force_min: float) -> dict:
 
 
 def write_scene_xml(scene, cfg, out: Path) -> None:
-    """``scene.xml``: the scene as Newton writes it (``SolverMuJoCo(save_to_mjcf=...)``, meshes inline), before the
-    edits on the compiled model that MJCF cannot hold; ``model.mjb`` is what ran."""
+    """``scene.xml`` as Newton writes it (meshes inline), without the compiled-model edits MJCF cannot hold."""
     from replay.sim.scene import make_solver
 
     make_solver(scene.model, cfg, scene.contact_capacity, save_to_mjcf=str(out / "scene.xml"))
 
 
 def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
-    """Write the MJCF export of ``log`` (:func:`replay.protocol.input_log.record_rollout`) under ``cfg`` into folder
-    ``out``, ``meta`` (identity, the study's figures) in ``export.json``; returns its dict. Raises OSError."""
+    """Write the MJCF export of ``log`` into ``out`` (``meta`` into ``export.json``); returns its dict. OSError."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     mujoco.mj_saveModel(log.model, str(out / "model.mjb"), None)

@@ -69,17 +69,9 @@ def _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts):
 def export_rrd(
     poses: dict, path: str | Path, object_vertices: np.ndarray, *, parents: list[int], contacts: list | None, name: str
 ) -> dict:
-    """Write the recording to ``path``; returns ``{"rrd": path, "frames": F}``.
-
-    Args:
-        poses: the saved poses (``body_pos`` (F, 17, 3) m, ``body_quat`` xyzw, ``time`` s, ...).
-        object_vertices: (V, 3) m, the object's collision vertices in its frame.
-        parents: (16,) each hand body's parent among them (-1: the wrist).
-        contacts: :func:`frame_contacts` (one entry per saved frame), or None.
-
-    Raises:
-        UsageError: rerun-sdk is not installed.
-    """
+    """Write the recording to ``path``; returns ``{"rrd": path, "frames": F}``. ``poses``: ``body_pos`` (F, 17, 3) m,
+    ``body_quat`` xyzw, ``time`` s; ``object_vertices`` (V, 3) m object frame; ``parents`` (16,) (-1: the wrist).
+    UsageError: rerun-sdk is not installed."""
     rr = _rerun()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ import numpy as np
 from replay.errors import UsageError
 from replay.output.export.source import check_reproduces, load_source, rebuild_scene, rerun_inputs
 
-#: ``--format`` values
 FORMATS = ("mjcf", "usd", "rrd")
 
 
@@ -28,9 +27,9 @@ def export_rollout(
     rollout: str = "contact",
     data_dir: str | Path | None = None,
 ) -> dict:
-    """Export one rollout of ``study`` as ``fmt`` into folder ``out`` (default :func:`default_out`); returns what
-    was written (``{"format", "out", ...}``). Raises UsageError: unknown format, rollout or sequence, a missing extra;
-    DataError: the study or rollout missing, of another format version, or not reproduced."""
+    """Export one rollout of ``study`` as ``fmt`` into ``out``; returns ``{"format", "out", ...}``. UsageError: unknown
+    format, rollout or sequence, a missing extra; DataError: study or rollout missing, of another format, not
+    reproduced."""
     if fmt not in FORMATS:
         raise UsageError("--format", f"{fmt!r} is not one of {', '.join(FORMATS)}")
     if fmt == "usd":

@@ -1,6 +1,4 @@
-"""Which rollout of a study an export is of: its record, saved poses, config and variant, and a re-run that records
-its inputs under the study's config (refused where the rollout's ``physics`` record is not what that config gives).
-"""
+"""The study rollout an export is of, and a re-run recording its inputs under the study's config."""
 
 from __future__ import annotations
 
@@ -34,9 +32,8 @@ _KIND = {
 
 @dataclass
 class RolloutSource:
-    """One rollout of a study: ``doc`` its record's fields by name (an ablation's with its parent's identity),
-    ``rollout`` one of :data:`ROLLOUTS`, ``poses`` its saved poses (body_pos (F, 17, 3) m, body_quat (F, 17, 4)
-    xyzw, phase, contact_count, contact_force N, wrist_err m), ``config`` the study's."""
+    """One study rollout: ``doc`` its record's fields by name (an ablation's with its parent's identity), ``poses``
+    (body_pos (F, 17, 3) m, body_quat (F, 17, 4) xyzw, contact_force N, wrist_err m)."""
 
     study_path: Path
     study: dict
@@ -56,7 +53,6 @@ class RolloutSource:
         return _KIND[_kind(self.rollout)][1]
 
     def variant(self):
-        """The rollout's :class:`replay.sim.engine.variants.Variant`, from its record's ``variant``."""
         from replay.sim.engine.variants import Variant
 
         v = dict(self.doc.get("variant") or {"ablation": self.rollout.endswith("ablation")})
@@ -81,8 +77,8 @@ def _kind(rollout: str) -> str:
 
 
 def load_source(study_path: str | Path, sequence: str, rollout: str = "contact") -> RolloutSource:
-    """One rollout of a study with its record and saved poses. Raises UsageError: an unknown sequence or
-    ``rollout``; DataError: a study or rollout missing, unreadable or of another format version."""
+    """UsageError: an unknown sequence or ``rollout``; DataError: a study or rollout missing, unreadable or of another
+    format version."""
     if rollout not in ROLLOUTS:
         raise UsageError("--rollout", f"{rollout!r} is not one of {', '.join(ROLLOUTS)}")
     path = Path(study_path)
@@ -125,8 +121,7 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
 
 
 def _check_physics(src: RolloutSource, jpath: Path) -> None:
-    """Raises DataError when the rollout's ``physics`` record (where it has one) is not what the
-    study's config gives under the rollout's protocol: a re-run would not be of that physics."""
+    """DataError where the rollout's ``physics`` record is not what the study's config gives (a re-run would differ)."""
     from replay.sim.physics import physics_record
 
     saved = src.doc.get("physics")
@@ -161,8 +156,7 @@ def rerun_inputs(src: RolloutSource, data_dir: str | Path | None = None):
 
 
 def rebuild_scene(src: RolloutSource, data_dir: str | Path | None = None):
-    """The rollout's scene rebuilt (Newton model and solver; nothing stepped): what a USD export
-    draws. Raises: DataError (the recording cannot be loaded)."""
+    """The rollout's scene rebuilt, nothing stepped (a USD export draws it); DataError: cannot be loaded."""
     from replay.protocol.rollout import build_replay_scene
 
     cfg = protocol_named(src.protocol).config(src.config)

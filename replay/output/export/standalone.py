@@ -8,22 +8,11 @@ MuJoCo version the export was made with) and runs there without grasp-replay ins
     python replay_export.py --xml scene.xml # the same inputs on the exported MJCF instead of the binary model
     python replay_export.py --trajectory traj.npz   # also save the per-frame body poses
 
-MuJoCo's binary model (``.mjb``) loads only in the MuJoCo version that wrote it. Under another
-version the script says so and replays ``scene.xml`` instead, with every float field of the
-compiled model (and its collision bits and options) copied over where the shapes agree
-(:func:`apply_model_fields`: the edits made on the compiled model that MJCF cannot hold), and
-reports how far that replay lands from the rollout (``differs_from_rollout``: the object's
-position, m, per frame against the rollout's, and its rise). Where this version cannot load
-``scene.xml`` either, it stops with one line naming the version the export needs.
-
-``model.mjb`` is the compiled model the rollout ran (``mujoco.mj_saveModel``: every edit already
-applied, float64 exact). ``inputs.npz`` holds the state before the first step
-(``mjSTATE_INTEGRATION``), and per physics step the ``ctrl``, ``xfrc_applied`` and
-``qfrc_applied`` the rollout wrote just before ``mj_step``; ``frame_steps`` groups the steps
-into 30 fps control frames. After each frame the recorded bodies' poses (world frame, Z up,
-quaternions written xyzw as grasp-replay saves them; MuJoCo's own are wxyz) and the
-hand-object contacts are read as grasp-replay reads them, and the outcome figures are
-computed from them with grasp-replay's formulas (``replay/protocol/measures.py``):
+``model.mjb`` (the compiled model, float64 exact) loads only in the MuJoCo version that wrote it; under another the
+script replays ``scene.xml`` with the compiled model's fields copied on (:func:`apply_model_fields`) and reports how far
+that lands (``differs_from_rollout``), or stops naming the version it needs. ``inputs.npz`` holds the initial state
+and, per physics step, ``ctrl``, ``xfrc_applied`` and ``qfrc_applied`` (layout: grasp-replay's docs/results.md).
+Poses world frame, Z up, quaternions xyzw (MuJoCo's own are wxyz); outcome figures as ``replay/protocol/measures.py``:
 
 * ``rise_m``: object origin z at the end of the hold minus at the lift start (last approach frame);
 * ``clearance_m``: lowest object collision vertex above the support at the end of the hold;
@@ -50,8 +39,7 @@ INT_FIELDS = ("geom_contype", "geom_conaffinity", "geom_condim", "geom_priority"
 
 
 def model_fields(m):
-    """``{"model.<field>": array, "opt.<field>": value}``: every float array of the compiled model
-    ``m``, the :data:`INT_FIELDS`, and the numeric options (what :func:`apply_model_fields` copies)."""
+    """``{"model.<field>": array, "opt.<field>": value}``: ``m``'s float arrays, :data:`INT_FIELDS`, numeric options."""
     out = {}
     for name in dir(m):
         v = getattr(m, name, None) if not name.startswith("_") else None
@@ -65,8 +53,8 @@ def model_fields(m):
 
 
 def apply_model_fields(m, z):
-    """Copy :func:`model_fields`' arrays in ``z`` onto model ``m`` where this MuJoCo has a field of that
-    name, shape and kind; returns (fields copied, [fields left as ``m`` has them])."""
+    """Copy :func:`model_fields`' arrays in ``z`` onto ``m`` where name, shape and kind agree; returns (copied,
+    [left])."""
     copied, left = 0, []
     for key in sorted(k for k in z if k.startswith(("model.", "opt."))):
         part, name = key.split(".", 1)
@@ -171,8 +159,7 @@ def replay(m, z, on_frame=None):
 
 
 def outcome(pos, quat, contacts, *, z):
-    """The outcome figures (module doc) from per-frame poses, as grasp-replay computes them
-    from its float32 saved poses."""
+    """The outcome figures (module doc) from per-frame poses, rounded to float32 as grasp-replay saves them."""
     p32, q32 = pos.astype(np.float32).astype(float), quat.astype(np.float32).astype(float)
     ls, judge = int(z["lift_start"]), int(z["judge"])
     out = {
@@ -201,9 +188,8 @@ def outcome(pos, quat, contacts, *, z):
 
 
 def differs_from_rollout(pos, z):
-    """How far this replay's object is from the rollout's (``rollout_object_pos`` (F, 3) m in
-    ``z``, the study's float32 poses): the largest and the final position difference, mm, and the
-    rise's, mm (None where the export has no rollout poses)."""
+    """Largest and final object position difference, mm, and the rise's, mm, against ``rollout_object_pos`` (F, 3) m in
+    ``z`` (None: no rollout poses)."""
     if "rollout_object_pos" not in z:
         return None
     ref = np.asarray(z["rollout_object_pos"], float)
@@ -217,9 +203,8 @@ def differs_from_rollout(pos, z):
 
 
 def load_model(a, z, here):
-    """(model, what was loaded, note or None); the .mjb where this MuJoCo wrote it, else ``scene.xml``
-    with the compiled model's fields applied (module doc). Raises OSError / ValueError naming the
-    version the export needs where neither loads."""
+    """(model, what was loaded, note or None): the .mjb, else ``scene.xml`` with the model's fields applied; OSError /
+    ValueError naming the version needed where neither loads."""
     made = MADE_WITH or (str(z["mujoco_version"]) if "mujoco_version" in z else None)
     ours = mujoco.__version__
     if not a.xml and (made is None or made == ours):

@@ -1,7 +1,5 @@
-"""USD export of one rollout: its saved poses posed on the rebuilt scene's shapes as a time-sampled stage through
-Newton's :class:`newton.viewer.ViewerUSD` (``pip install -e '.[usd]'``): one time code per saved frame, Z up, m;
-``/root`` holds ``replay:phase`` (phase names) and ``replay:contact_count`` per frame. Nothing is re-simulated.
-"""
+"""USD export of one rollout: saved poses on the rebuilt scene's shapes through Newton's ViewerUSD, one time code per
+frame, Z up, m; ``/root`` holds ``replay:phase`` and ``replay:contact_count`` per frame."""
 
 from __future__ import annotations
 
@@ -28,9 +26,8 @@ def phase_names(phase: np.ndarray) -> list[str]:
 
 
 def export_usd(scene, poses: dict, path: str | Path, *, fps: float) -> dict:
-    """Write the stage of the rebuilt ``scene`` posed by ``poses`` (``body_pos`` (F, 17, 3) m, ``body_quat`` (F, 17,
-    4) xyzw, ``phase``, ``contact_count``) at ``fps`` Hz to ``path``; returns ``{"usd", "frames", "fps"}``. Raises
-    UsageError: usd-core is not installed."""
+    """Write ``scene`` posed by ``poses`` (``body_pos`` (F, 17, 3) m, ``body_quat`` (F, 17, 4) xyzw) at ``fps`` Hz to
+    ``path``; returns ``{"usd", "frames", "fps"}``. UsageError: usd-core is not installed."""
     from pxr import Sdf, Usd
 
     ViewerUSD = _viewer_usd()

@@ -1,6 +1,5 @@
-"""The replay protocols, one module each, in one registry (:mod:`~replay.protocol.protocols.base`): lift (the
-default), hug-oracle, recorded, refine. Importing this package registers them, in that order (the order studies
-count, write and show them in)."""
+"""The replay protocols, one module each; importing registers them in the order studies count and show them: lift
+(default), hug-oracle, recorded, refine."""
 
 # isort: off
 from replay.protocol.protocols import lift  # noqa: F401  (each import registers its protocol)

@@ -15,21 +15,12 @@ _REGISTRY: dict[str, Protocol] = {}
 
 
 class Protocol:
-    """A replay protocol: its name, config part, plan, judgement, results and what a study does with them.
-
-    Class attributes:
-        name: the CLI word (``--protocol``), the results' ``protocol`` field.
-        primary: its results carry the bare sequence (``<sequence>.json``); one protocol (lift) is.
-        rows_field: the study JSON's list of its rows (a :class:`replay.results.records.StudyRecord` field, else in
-            ``extra``). row_fields: its rows' columns.
-        csv_suffix: its rows' CSV is ``<study stem><suffix>.csv``; None: none (a shared suffix: the first in registry
-            order writes it).
-        ablation: takes the contact ablation. sampled: takes the sampled verdict. judged_on_lift: its verdict is
-            ``lifted``. shakes: the shake and release follow its lift.
-        success: the outcome counted as success; outcome_field: the row's outcome column.
-        result_type: its own :class:`~replay.results.rollout_parts.ProtocolResult` subclass (what ``judge`` returns
-            beyond the measures).
-        config_part: its part of :class:`replay.config.ReplayConfig` (:data:`replay.config.PARTS`), None: none."""
+    """A replay protocol. ``name``: the ``--protocol`` word and results' ``protocol``; ``primary``: files under the bare
+    sequence (lift); ``rows_field``: its rows' list in the study JSON (a ``StudyRecord`` field, else ``extra``);
+    ``csv_suffix``: rows CSV ``<study stem><suffix>.csv`` (None: none; a shared one is written by the first
+    registered); ``ablation`` / ``sampled``: takes the contact ablation / sampled verdict; ``judged_on_lift``: verdict
+    is ``lifted``; ``shakes``: shake and release follow its lift; ``result_type``: its ``ProtocolResult`` subclass;
+    ``config_part``: its :data:`replay.config.PARTS` entry (None: none)."""
 
     name: ClassVar[str]
     primary: ClassVar[bool] = False
@@ -46,18 +37,12 @@ class Protocol:
     config_part: ClassVar[str | None] = None
 
     def config(self, cfg):
-        """The config a rollout of this protocol runs with (its own part applied; validated).
-
-        Raises:
-            DataError: a value out of range."""
+        """The config a rollout runs with (its part applied, validated); raises DataError for a value out of range."""
         return cfg.validate()
 
     def plan(self, rec, coords, mjcf, *, cfg):
-        """The per-frame targets (:class:`replay.protocol.plan.Plan`) of ``rec`` with ``coords`` (T, 67, Newton joint_q
-        order, xyzw) under ``self.config(cfg)``.
-
-        Raises:
-            DataError: bad input."""
+        """The :class:`replay.protocol.plan.Plan` of ``rec`` with ``coords`` (T, 67, Newton joint_q order, xyzw);
+        raises DataError on bad input."""
         raise NotImplementedError
 
     def judge(self, rec, plan, scene, *, extent, cfg, trace, poses: dict, metrics: dict) -> dict:
@@ -69,16 +54,12 @@ class Protocol:
         return int(rec.grasp_frame)
 
     def run(self, run_contact, rec, coords, *, mjcf: str, cfg, settings: dict | None, ablation: bool) -> tuple:
-        """What one study job runs: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``, through
-        ``run_contact`` (:func:`replay.protocol.rollout.run_contact`)."""
+        """One study job: ``(contact RolloutResult, ablation RolloutResult or None, extra fields)``."""
         contact, ab = run_contact(rec, coords, mjcf, cfg=cfg, ablation=ablation, protocol=self)
         return contact, ab, {}
 
     def settings(self, given: dict | None) -> dict | None:
-        """Its own study settings, checked and completed (``Job.settings``).
-
-        Raises:
-            UsageError: a value out of range."""
+        """Its study settings, checked and completed (``Job.settings``); raises UsageError for a value out of range."""
         return given
 
     def record_fields(self, settings: dict | None) -> dict:
@@ -102,10 +83,7 @@ class Protocol:
 
 
 def register(cls: type[Protocol]) -> type[Protocol]:
-    """Register a :class:`Protocol` subclass under its ``name`` (a class decorator); returns the class.
-
-    Raises:
-        ValueError: a name already registered by another class."""
+    """Class decorator registering a :class:`Protocol` under its ``name``; ValueError if another class holds it."""
     have = _REGISTRY.get(cls.name)
     if have is not None and type(have) is not cls:
         raise ValueError(f"protocol {cls.name!r} is registered already ({type(have).__name__})")
@@ -125,10 +103,7 @@ def unregister(name: str) -> None:
 
 
 def protocol_named(name: str | Protocol) -> Protocol:
-    """The registered protocol of ``name`` (a :class:`Protocol` is returned as it is).
-
-    Raises:
-        KeyError: no protocol of that name."""
+    """The registered protocol of ``name`` (a :class:`Protocol` passes through); KeyError if none."""
     if isinstance(name, Protocol):
         return name
     try:
@@ -138,12 +113,11 @@ def protocol_named(name: str | Protocol) -> Protocol:
 
 
 def protocol_names() -> tuple[str, ...]:
-    """Every registered protocol's name, in registration order (lift, hug-oracle, recorded, refine, ...)."""
+    """In registration order (lift, hug-oracle, recorded, refine, ...)."""
     return tuple(_REGISTRY)
 
 
 def all_protocols() -> tuple[Protocol, ...]:
-    """Every registered protocol, in registration order."""
     return tuple(_REGISTRY.values())
 
 
@@ -153,15 +127,13 @@ def primary_protocol() -> Protocol:
 
 
 def is_known(name: str) -> bool:
-    """Whether a protocol of ``name`` is registered."""
     return name in _REGISTRY
 
 
 @dataclass(frozen=True, order=True)
 class ResultKey:
-    """One (recording, protocol) of a study; ``physics``: an extra ``--verdicts`` pair's physics (None: the study's).
-    Text ``<sequence>`` for the primary protocol, else ``<sequence> [<protocol>]`` (``[<protocol>@<physics>]``); file
-    stem adds ``.<protocol>``."""
+    """One (recording, protocol) of a study; ``physics`` an extra ``--verdicts`` pair's (None: the study's). Text
+    ``<sequence>`` (primary) or ``<sequence> [<protocol>@<physics>]``; file stem ``<sequence>.<protocol>``."""
 
     sequence: str
     protocol: str
@@ -174,7 +146,7 @@ class ResultKey:
 
     @property
     def bare(self) -> bool:
-        """The primary protocol under the study's own physics: keyed and filed by the sequence alone."""
+        """Keyed and filed by the sequence alone (the primary protocol, the study's own physics)."""
         return self.physics is None and protocol_named(self.protocol).primary
 
     @property
@@ -191,8 +163,7 @@ class ResultKey:
 
     @classmethod
     def parse(cls, text: str, sequences) -> ResultKey:
-        """The key of ``text`` among ``sequences`` (`` [`` searched from the right; a name may hold one); no fit: a
-        primary key of that text."""
+        """The key of ``text`` among ``sequences`` (a name may hold `` [``); no fit: a primary key of ``text``."""
         text = str(text)
         if text in sequences or not text.endswith("]"):
             return cls(text, primary_protocol().name)

@@ -16,11 +16,8 @@ from replay.results.verdict_record import Tally
 
 
 def summarize(recs: list, failed: dict, wall_s: float) -> dict:
-    """Outcome counts and timing of lift-judged rollout records; ``by_intent``:
-    :func:`replay.protocol.intent_counts.intent_counts`; ``causes``: refusals and input flags per cause
-    (:func:`replay.checks.causes.count_causes`); wrist tracking error, mm: ``median_wrist_err_mm`` (the
-    median of the recordings' medians), ``median_wrist_err_peak_mm`` / ``max_wrist_err_peak_mm`` (the
-    median and the largest of their peaks over the lift and hold, ``wrist_err_peak_mm``)."""
+    """Outcome counts and timing of lift-judged records, ``by_intent``, ``causes`` (refusals and input flags), wrist
+    error mm: ``median_wrist_err_mm`` (median of medians), ``median_wrist_err_peak_mm`` / ``max_wrist_err_peak_mm``."""
     ab = [r for r in recs if r.ablation is not None]
     g = [r.grasp for r in recs]
     rt = [r.timing.wall_s_total for r in recs if r.timing.wall_s_total]
@@ -57,12 +54,9 @@ def summarize(recs: list, failed: dict, wall_s: float) -> dict:
 
 
 def agreement_medians(recs: list) -> dict:
-    """Contact agreement over the records that have both recorded contact (a recall) and simulated
-    contact (a precision) (:mod:`replay.protocol.contact_agreement`): ``median_contact_agreement_precision`` /
-    ``_recall`` over those (None if none), ``contact_agreement_n`` (how many), ``contact_agreement_of`` (all
-    the rollouts), ``contact_agreement_no_simulated`` (recorded contact, no bone carrying force) and
-    ``contact_agreement_no_recorded`` (no recorded contact, or an engine without per-contact forces); the
-    three counts sum to ``_of``."""
+    """``median_contact_agreement_precision`` / ``_recall`` over records with both recorded and simulated contact (None:
+    none), ``contact_agreement_n`` of them, ``_no_simulated``, ``_no_recorded`` (or no per-contact forces); the three
+    counts sum to ``contact_agreement_of``."""
     g = [r.grasp for r in recs]
     both = [x for x in g if x.contact_agreement_precision is not None and x.contact_agreement_recall is not None]
     no_rec = sum(x.contact_agreement_recall is None for x in g)
@@ -81,11 +75,8 @@ def _median(v: list) -> float | None:
 
 
 def lift_counts(recs: list, failed: dict, wall_s: float) -> dict:
-    """Counts of a lift-judged protocol: :func:`summarize`, ``verdicts`` (per intent group, the recordings' verdicts
-    and their causes: :class:`replay.results.verdict_record.Tally`, :func:`replay.protocol.verdict.verdict_of`) and,
-    with ``--samples``, ``p_lift``
-    (:func:`replay.protocol.p_lift_stats.p_lift_counts`, lift recordings only), ``p_lift_groups`` (the same
-    per :func:`replay.protocol.intent_counts.intent_group`, each apart) and ``p_lift_rollouts``."""
+    """:func:`summarize`, ``verdicts`` per intent group (``Tally``) and, with ``--samples``, ``p_lift`` (lift
+    recordings only), ``p_lift_groups`` (per intent group) and ``p_lift_rollouts``."""
     counts = summarize(recs, failed, wall_s)
     verdicts = [(intent_group(r.intent), verdict_of(r)) for r in recs]
     counts["verdicts"] = {

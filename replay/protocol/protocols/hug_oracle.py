@@ -46,5 +46,4 @@ class HugOracle(Protocol):
         )
 
     def counts(self, recs, failed, wall_s):
-        """The lift protocol's counts with the contact agreement."""
         return dict(lift_counts(recs, failed, wall_s), **agreement_medians(recs))

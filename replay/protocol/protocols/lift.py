@@ -28,10 +28,8 @@ class Lift(Protocol):
     config_part = "lift"
 
     def plan(self, rec, coords, mjcf, *, cfg):
-        """The lift plan with the release appended (fingers back to the first, pre-grasp pose); where the physics'
-        ``pad_compression`` depth is > 0, the fingers closed to it at the grasp frame (each world its own:
-        :class:`replay.protocol.pad_compression.PadPlan`), and under ``pad_deep_fingers`` ``opened`` a deeper finger
-        opened to it over the approach."""
+        """The lift plan, release appended (fingers to the pre-grasp pose), with a ``PadPlan`` where ``pad_compression``
+        > 0."""
         plan = plan_rollout(rec, coords, cfg)
         plan = release.extend_plan(
             plan, plan.coords[0], cfg.frame_dt, release_s=cfg.lift.release_s, fall_s=cfg.lift.release_fall_s

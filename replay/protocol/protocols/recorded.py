@@ -53,9 +53,8 @@ class Recorded(Protocol):
         return dict({k: flat.get(k) for k in self.row_fields}, json=json_rel)
 
     def counts(self, recs, failed, wall_s):
-        """Tracked / lost / unstable, the medians over recordings of ``track_within`` (fraction) and of the
-        per-recording median errors (mm, deg), the contact agreement, ``by_intent`` (rollouts per intent),
-        ``failed_inputs`` and ``wall_s`` (s)."""
+        """Tracked / lost / unstable, medians of ``track_within`` (0-1) and median errors (mm, deg), contact
+        agreement, ``by_intent``, ``failed_inputs``, ``wall_s`` s."""
         tr = [r.result for r in recs if r.result is not None]
 
         def med(k):

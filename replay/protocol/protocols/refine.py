@@ -22,8 +22,7 @@ class Refine(Protocol):
     result_type = RefineResult
 
     def settings(self, given):
-        """Every :class:`RefineSettings` value, ``given`` ones over the defaults (a study keeps a refine result
-        only when all of them match)."""
+        """Every :class:`RefineSettings` value, ``given`` ones over the defaults."""
         from replay.protocol.refine_settings import RefineSettings
 
         return RefineSettings(**(given or {})).validate().to_dict()
@@ -37,7 +36,6 @@ class Refine(Protocol):
         return res.refined, res.ablation, res.fields(cfg.ablation_clean_mm)
 
     def same_settings(self, rec, settings):
-        """Every setting asked for is the one the search ran with."""
         kept = ((getattr(rec.result, "refine_correction", None) or {}).get("settings") or {}).items()
         return settings is None or kept >= settings.items()
 
@@ -46,9 +44,8 @@ class Refine(Protocol):
         return dict({k: flat.get(k) for k in REFINE_FIELDS}, json=json_rel)
 
     def counts(self, recs, failed, wall_s):
-        """Lifted after refining, held (lifted and through the shake), neighbourhood at 0.8 or more, its lowest
-        rate, seeds in agreement, medians of the correction of those that lifted (mm, deg), clean ablations,
-        rollouts and wall time (s) in all."""
+        """Lifted, held, neighbourhood at 0.8 or more and lowest rate, seeds agreeing, median corrections of the lifted
+        (mm, deg), clean ablations, rollouts, wall time s."""
         res = [r.result for r in recs if r.result is not None]
         ok = [x for x in res if x.refine_outcome == self.success]
 
