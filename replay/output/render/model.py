@@ -82,34 +82,20 @@ def _load_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
 def build_render_model(
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
-    support_height: float | Support | None,
+    support: Support | None,
     *,
     size: tuple[int, int],
 ) -> mujoco.MjModel:
-    """A render-only MuJoCo model: one mocap body per drawn body, no joints, no contacts.
-
-    Args:
-        hand_mjcf: the simulated manosim MJCF (its visible geoms are copied, skin
-            coloured), or None to draw no hand.
-        objects: objects to draw; each becomes a mocap body named ``obj.body``.
-        support_height: a :class:`Support` (table-top box ``support`` + floor
-            ``floor``, or plane ``support``), a float (z of a support plane, m), or None
-            for none.
-        size: (width, height) px of the offscreen buffer.
-
-    Returns:
-        The compiled model. Mocap ids follow body order: hand bodies first (MJCF order),
-        then ``objects``; use :func:`mocap_index` to map names.
-
-    Raises:
-        DataError: unreadable hand MJCF or object mesh.
-    """
+    """A render-only MuJoCo model: one mocap body per drawn body (hand bodies first, MJCF order, then ``objects``,
+    each named ``obj.body``; :func:`mocap_index`), no joints, no contacts; the hand's visible geoms skin coloured
+    (``hand_mjcf`` None: no hand), ``support`` a table-top box and floor or a plane (None: none), ``size`` (W, H) px.
+    Raises DataError: unreadable hand MJCF or object mesh."""
     spec = mujoco.MjSpec()
     spec.modelname = "replay_render"
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     _set_visual(spec, int(size[0]), int(size[1]))
-    if support_height is not None:
-        _add_support(spec, support_height if isinstance(support_height, Support) else Support(float(support_height)))
+    if support is not None:
+        _add_support(spec, support)
     if hand_mjcf is not None:
         _add_hand(spec, Path(hand_mjcf))
     for j, obj in enumerate(objects):
