@@ -141,7 +141,7 @@ def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
     assert r.outcome == "not_lifted" and r.ablation.outcome == "not_lifted"
     loaded, d = load_study(tmp_path / "study.json")
     assert loaded.rollouts[0]["outcome"] == "not_lifted"
-    assert study_rollout(loaded.rollouts[0], d, None, "rollouts[0]").record.ablation.outcome == "not_lifted"
+    assert study_rollout(loaded.rollouts[0], d).record.ablation.outcome == "not_lifted"
 
 
 def test_study_csv_and_poses_version(tmp_path):

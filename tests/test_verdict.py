@@ -251,7 +251,7 @@ def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
     holds = _record([1] * 32, [None] * 32)
     unsure = _record([1, 0] * 8, [None, "slid_out"] * 8)
     rows = [row(i, fails) for i in range(10)] + [row(10, holds), row(11, unsure), row(12, holds)]
-    chosen, rule = pick_tiles([(i, study_rollout(r, ".", None, f"rollouts[{i}]")) for i, r in rows], 4)
+    chosen, rule = pick_tiles([(i, study_rollout(r, ".")) for i, r in rows], 4)
     words = [e.row.verdict.word.value for _, e in chosen]
     assert words == ["holds", "uncertain", "fails", "fails"] and [i for i, _ in chosen] == [10, 11, 0, 1]
     assert rule.startswith("4 of 13 recordings: one tile per verdict") and "fails 2 of 10" in rule

@@ -17,7 +17,7 @@ from replay.results.config_parts import LiftSettings
 from replay.results.files import read_study
 from replay.results.json_record import JsonRecord, read_as
 from replay.results.legacy_physics import legacy_config
-from replay.results.outcomes import OUTCOMES
+from replay.results.outcomes import OUTCOMES, UNSTABLE
 from replay.results.records import Phase, RolloutRecord, StudyRecord
 from replay.results.study_rows import StudyRow
 
@@ -187,7 +187,9 @@ def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> P
     raise DataError(where, fld, f"{what} not found: {path_str} (looked in {', '.join(str(c) for c in candidates)})")
 
 
-def study_rollout(row: dict, study_dir: str | Path, source: str | Path | None, where: str) -> StudyRollout:
+def study_rollout(
+    row: dict, study_dir: str | Path, *, source: str | Path | None = None, where: str = "rollouts"
+) -> StudyRollout:
     """A row of a study's rows list (``where``, e.g. ``rollouts[3]``) with its record: the per-rollout JSON its
     ``json`` names (relative to ``study_dir``), else the row itself (one with ``poses``). Raises DataError: the row
     not an object, that JSON missing, unreadable or of another format."""
@@ -195,16 +197,17 @@ def study_rollout(row: dict, study_dir: str | Path, source: str | Path | None, w
         return row
     if not isinstance(row, dict):
         raise DataError(source, where, "rollout entry is not a JSON object")
-    if "poses" in row or not row.get("json"):
-        return StudyRollout(where, StudyRow.from_dict(row), RolloutRecord.from_metrics(row))
-    path = Path(study_dir) / str(row["json"])
+    srow = StudyRow.from_dict(row)
+    if "poses" in row or not srow.json:
+        return StudyRollout(where, srow, RolloutRecord.from_metrics(row))
+    path = Path(study_dir) / str(srow.json)
     try:
         full = json.loads(path.read_text())
     except FileNotFoundError:
         raise DataError(source, f"{where}.json", f"per-rollout JSON not found: {path}") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
-    return StudyRollout(where, StudyRow.from_dict(row), RolloutRecord.from_dict(full, path))
+    return StudyRollout(where, srow, RolloutRecord.from_dict(full, path))
 
 
 def load_clip(
@@ -229,7 +232,7 @@ def load_clip(
     """
     study_dir = Path(study_dir)
     where = Path(source) if source is not None else study_dir
-    entry = study_rollout(rollout, study_dir, where, field_prefix.rstrip(".") or "rollouts")
+    entry = study_rollout(rollout, study_dir, source=where, where=field_prefix.rstrip(".") or "rollouts")
     rec = entry.record
     if variant == "ablation":
         if rec.ablation is None:
@@ -250,7 +253,7 @@ def load_clip(
         raise DataError(where, pre + "poses", f"saved poses file not found: {poses_path}")
     if run.outcome not in OUTCOMES:
         raise DataError(where, pre + "outcome", f"expected one of {OUTCOMES}, got {run.outcome!r}")
-    track, contact, phase = load_poses_npz(poses_path, truncate_nonfinite=(run.outcome == "unstable"))
+    track, contact, phase = load_poses_npz(poses_path, truncate_nonfinite=(run.outcome == UNSTABLE))
 
     hand_mjcf = _resolve(rec.hand_mjcf, study_dir, where, field_prefix + "hand_mjcf", "hand MJCF")
     mesh = _resolve(rec.object_visual_mesh, study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh")

@@ -33,6 +33,7 @@ from replay.output.render.video import (
 )
 from replay.protocol.protocols.base import protocol_named
 from replay.results.files import json_default
+from replay.results.outcomes import UNSTABLE
 from replay.results.records import StudyRecord
 
 #: largest montage canvas chosen automatically, (W, H) px, below :data:`MONTAGE_LARGE_FROM` tiles
@@ -86,7 +87,7 @@ def select_rollouts(
     """(index, rollout) of the study's rows list ``key`` in study order, only ``objects`` where given (an object name
     takes all its rollouts, a sequence name one). Raises UsageError: a name matches none; DataError: none at all."""
     base = Path(source).parent
-    rolls = [(i, study_rollout(r, base, source, f"{key}[{i}]")) for i, r in enumerate(study.rows_of(key))]
+    rolls = [(i, study_rollout(r, base, source=source, where=f"{key}[{i}]")) for i, r in enumerate(study.rows_of(key))]
     if objects:
         have = {str(e.record.object) for _, e in rolls}
         seqs = [str(e.record.sequence) for _, e in rolls if e.record.sequence]
@@ -312,7 +313,7 @@ def _load_clips(plan: MontagePlan) -> list[Clip | str]:
                 )
             except DataError as exc:
                 run = e.record.ablation if v == "ablation" else e.record
-                if run is not None and run.outcome == "unstable" and "no frames" in str(exc):
+                if run is not None and run.outcome == UNSTABLE and "no frames" in str(exc):
                     clips.append(
                         str(e.record.object or f"rollout {i}") + (" (contact ablation)" if v == "ablation" else "")
                     )
@@ -335,7 +336,7 @@ def _render_tile(
             blank[0],
             [
                 (clip, (245, 245, 245)),
-                ("result: unstable", OUTCOME_RGB["unstable"]),
+                (f"result: {UNSTABLE}", OUTCOME_RGB[UNSTABLE]),
                 ("no frames saved", (245, 245, 245)),
             ],
         )

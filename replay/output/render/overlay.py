@@ -193,8 +193,8 @@ def overlay_status(clip: Clip, said: str = "result") -> Callable[[int], list[tup
             if i < decided or shake_held is None:
                 return [(result, oc), ("shake test...", grey)]
             if shake_held:
-                return [(result, oc), ("shake: held", OUTCOME_RGB["lifted"])]
-            return [(f"{said}: shaken loose", OUTCOME_RGB["not_lifted"])]
+                return [(result, oc), ("shake: held", OUTCOME_RGB[LIFTED])]
+            return [(f"{said}: shaken loose", OUTCOME_RGB[NOT_LIFTED])]
         if i >= judged:
             return [(result, oc)]
         return [(f"{name}...", grey)]
