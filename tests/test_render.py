@@ -8,6 +8,7 @@ object is a real GRAB visual mesh that rises 12 cm with the hand when ``lifted``
 from __future__ import annotations
 
 import json
+import re
 
 import mujoco
 import numpy as np
@@ -185,6 +186,17 @@ def test_missing_object_mesh(study, tmp_path):
     with pytest.raises(DataError, match=r"object_visual_mesh.*not found"):
         render_clip(r, study_dir, tmp_path / "c.mp4", size=SIZE)
     assert not (tmp_path / "c.mp4").exists()
+
+
+def test_bad_study_settings_name_the_field(study, tmp_path):
+    """The study config's values a clip is drawn with are checked: a one-line error naming the field."""
+    doc, study_dir = load_study(study)
+    for cfg, fld in (({"lift": {"shake_max_slip": "abc"}}, "config.lift.shake_max_slip"),
+                     ({"support_thickness": -0.05}, "config.support_thickness")):
+        p = study_dir / "bad_settings.json"
+        p.write_text(json.dumps(dict(doc.to_dict(), config=cfg)))
+        with pytest.raises(DataError, match=rf"bad_settings\.json \[{re.escape(fld)}\]: expected a positive number"):
+            load_clip(doc.rollouts[0], study_dir, source=p)
 
 
 def test_unwritable_output(study, tmp_path):

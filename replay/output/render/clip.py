@@ -83,12 +83,7 @@ def parse_support(rec: RolloutRecord, where: Path | None, field_prefix: str = ""
             raise ValueError
     except (TypeError, ValueError):
         raise DataError(where, field_prefix + "support_height", "not a finite number") from None
-    try:
-        th = float(thickness)
-        if not (math.isfinite(th) and th > 0):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise DataError(where, "config.support_thickness", f"expected a positive number, got {thickness!r}") from None
+    th = positive(thickness, where, "config.support_thickness")
     sup = rec.support
     if sup is None or sup == "plane":
         return Support(height, None, th)
@@ -105,6 +100,17 @@ def parse_support(rec: RolloutRecord, where: Path | None, field_prefix: str = ""
             f'expected "plane" or {{"table_top_xy": [xmin, ymin, xmax, ymax]}} with min < max, got {sup!r}',
         )
     return Support(height, ext, th)
+
+
+def positive(value, where: Path | None, fld: str) -> float:
+    """``value`` as a finite float > 0. Raises DataError naming ``fld``: anything else."""
+    try:
+        v = float(value)
+        if math.isfinite(v) and v > 0:
+            return v
+    except (TypeError, ValueError):
+        pass
+    raise DataError(where, fld, f"expected a positive number, got {value!r}")
 
 
 @dataclass
@@ -275,7 +281,7 @@ def load_clip(
         outcome=run.outcome,
         title=name if variant == "main" else f"{name} (contact ablation)",
         row=entry.row,
-        shake_max_slip=float(settings.lift.shake_max_slip),
+        shake_max_slip=positive(settings.lift.shake_max_slip, where, "config.lift.shake_max_slip"),
     )
 
 
