@@ -4,7 +4,6 @@ recorded landmarks / MANO vertices) and every object, around ``grasp_frame`` (do
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 import mujoco
@@ -297,15 +296,3 @@ def find_rollout(study: StudyRecord, dataset: str, sequence: str, *, protocol: s
         if str(row.extra.get("dataset", study.dataset)) == dataset and str(row.sequence) == sequence:
             return i, r
     return None
-
-
-__all__: Sequence[str] = (
-    "scene_window",
-    "hand_body_poses",
-    "recording_scene",
-    "recording_support",
-    "render_recording",
-    "find_rollout",
-    "WINDOW_TRACKED_S",
-    "WINDOW_UNTRACKED_S",
-)
