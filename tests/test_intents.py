@@ -231,7 +231,7 @@ def test_recorded_rollout_clip_has_the_recorded_ghost(grab_staged):
             recorded_max_s=0.5,
         )
     study, study_dir = load_study(out)
-    clip = load_clip(study["recorded_rollouts"][0], study_dir, source=out)
+    clip = load_clip(study.recorded_rollouts[0], study_dir, source=out)
     assert [o.body for o in clip.objects] == ["object", GHOST_BODY]
     assert clip.objects[1].rgba[3] == pytest.approx(0.3) and clip.outcome in ("tracked", "lost")
     z = np.load(out.parent / "study_rollouts" / "mug_pass_1.recorded.npz")

@@ -8,6 +8,7 @@ object is a real GRAB visual mesh that rises 12 cm with the hand when ``lifted``
 from __future__ import annotations
 
 import json
+import re
 
 import mujoco
 import numpy as np
@@ -69,7 +70,7 @@ def study(tmp_path_factory, capsule_rhand, grab_dir):
 def test_lifted_clip_decodes_and_object_rises(study, tmp_path):
     doc, study_dir = load_study(study)
     out = tmp_path / "clips" / "mug.mp4"
-    st = render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, source=study)
+    st = render_clip(doc.rollouts[0], study_dir, out, size=SIZE, source=study)
     assert st.frames == N_SAVED
     meta, frames = read_mp4(out)
     assert meta["codec"] == "h264" and meta["pix_fmt"].startswith("yuv420p")
@@ -91,7 +92,7 @@ def test_lifted_clip_decodes_and_object_rises(study, tmp_path):
 def test_not_lifted_clip_object_stays(study, tmp_path):
     doc, study_dir = load_study(study)
     out = tmp_path / "banana.mp4"
-    render_clip(doc["rollouts"][1], study_dir, out, size=SIZE, source=study)
+    render_clip(doc.rollouts[1], study_dir, out, size=SIZE, source=study)
     _, frames = read_mp4(out)
     obj = object_mask(frames)
     rows = [np.nonzero(m)[0].mean() for m in (obj[0], obj[-1])]
@@ -100,11 +101,11 @@ def test_not_lifted_clip_object_stays(study, tmp_path):
 
 def test_ablation_variant_and_label(study, tmp_path):
     doc, study_dir = load_study(study)
-    clip = load_clip(doc["rollouts"][0], study_dir, variant="ablation")
+    clip = load_clip(doc.rollouts[0], study_dir, variant="ablation")
     assert clip.outcome == "not_lifted" and clip.title == "mug (contact ablation)"
     assert clip.contact_count.max() == 0
     out = tmp_path / "abl.mp4"
-    render_clip(doc["rollouts"][0], study_dir, out, size=SIZE, variant="ablation", label="mug / no contact")
+    render_clip(doc.rollouts[0], study_dir, out, size=SIZE, variant="ablation", label="mug / no contact")
     _, frames = read_mp4(out)
     obj = object_mask(frames)
     assert abs(np.nonzero(obj[0])[0].mean() - np.nonzero(obj[-1])[0].mean()) < 1.5
@@ -157,20 +158,20 @@ def test_render_model_matches_simulated_hand(capsule_rhand, manosim_dir):
 
 def test_no_saved_poses_is_a_clear_error(study, tmp_path):
     doc, study_dir = load_study(study)
-    bad = dict(doc)
-    bad["rollouts"] = [{k: v for k, v in r.items() if k != "poses"} for r in doc["rollouts"]]
+    bad = doc.to_dict()
+    bad["rollouts"] = [{k: v for k, v in r.items() if k != "poses"} for r in doc.rollouts]
     p = study_dir / "no_poses.json"
     p.write_text(json.dumps(bad))
     with pytest.raises(DataError, match=r"rollouts\[0\]\.poses.*no saved poses"):
         render_montage(p, tmp_path / "m.mp4")
     assert not (tmp_path / "m.mp4").exists()
     # poses named but the npz is gone
-    r = dict(doc["rollouts"][0], poses="poses/nowhere.npz")
+    r = dict(doc.rollouts[0], poses="poses/nowhere.npz")
     with pytest.raises(DataError, match="saved poses file not found"):
         render_clip(r, study_dir, tmp_path / "c.mp4")
     # npz missing a contract key
     np.savez(tmp_path / "partial.npz", time=np.arange(3) / 30.0, format_version=FORMAT_VERSION)
-    r = dict(doc["rollouts"][0], poses=str(tmp_path / "partial.npz"))
+    r = dict(doc.rollouts[0], poses=str(tmp_path / "partial.npz"))
     with pytest.raises(DataError, match=r"partial\.npz \[body_names\]"):
         render_clip(r, study_dir, tmp_path / "c.mp4")
     # a study JSON without a rollouts list
@@ -181,10 +182,21 @@ def test_no_saved_poses_is_a_clear_error(study, tmp_path):
 
 def test_missing_object_mesh(study, tmp_path):
     doc, study_dir = load_study(study)
-    r = dict(doc["rollouts"][0], object_visual_mesh=str(tmp_path / "gone" / "mug.stl"))
+    r = dict(doc.rollouts[0], object_visual_mesh=str(tmp_path / "gone" / "mug.stl"))
     with pytest.raises(DataError, match=r"object_visual_mesh.*not found"):
         render_clip(r, study_dir, tmp_path / "c.mp4", size=SIZE)
     assert not (tmp_path / "c.mp4").exists()
+
+
+def test_bad_study_settings_name_the_field(study, tmp_path):
+    """The study config's values a clip is drawn with are checked: a one-line error naming the field."""
+    doc, study_dir = load_study(study)
+    for cfg, fld in (({"lift": {"shake_max_slip": "abc"}}, "config.lift.shake_max_slip"),
+                     ({"support_thickness": -0.05}, "config.support_thickness")):
+        p = study_dir / "bad_settings.json"
+        p.write_text(json.dumps(dict(doc.to_dict(), config=cfg)))
+        with pytest.raises(DataError, match=rf"bad_settings\.json \[{re.escape(fld)}\]: expected a positive number"):
+            load_clip(doc.rollouts[0], study_dir, source=p)
 
 
 def test_unwritable_output(study, tmp_path):
@@ -192,9 +204,9 @@ def test_unwritable_output(study, tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
     with pytest.raises(OutputError, match="cannot write"):
-        render_clip(doc["rollouts"][0], study_dir, blocker / "clip.mp4", size=SIZE)
+        render_clip(doc.rollouts[0], study_dir, blocker / "clip.mp4", size=SIZE)
     with pytest.raises(OutputError, match=r"\.mp4"):
-        render_clip(doc["rollouts"][0], study_dir, tmp_path / "clip.avi", size=SIZE)
+        render_clip(doc.rollouts[0], study_dir, tmp_path / "clip.avi", size=SIZE)
 
 
 def test_frame_indices_resample():
@@ -206,7 +218,7 @@ def test_frame_indices_resample():
 
 def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
     doc, study_dir = load_study(study)
-    r = doc["rollouts"][0]
+    r = doc.rollouts[0]
     z = dict(np.load(study_dir / r["poses"]))
     z["body_pos"] = z["body_pos"].copy()
     z["body_pos"][20:, 3] = np.nan  # blew up at frame 20
@@ -223,7 +235,7 @@ def test_unstable_rollout_truncated_at_first_bad_frame(study, tmp_path):
     with pytest.raises(DataError, match="no frames saved"):
         render_clip(none, study_dir, tmp_path / "x.mp4", size=SIZE)
     p = study_dir / "study_unstable.json"
-    p.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": [none, doc["rollouts"][1]]}))
+    p.write_text(json.dumps({"format_version": FORMAT_VERSION, "rollouts": [none, doc.rollouts[1]]}))
     st = render_montage(p, tmp_path / "m.mp4", tile=(160, 120))
     assert st.frames == N_SAVED and st.size[0] == 320 and st.size[1] > 120  # the rule's header above
     _, frames = read_mp4(tmp_path / "m.mp4")
@@ -236,7 +248,7 @@ def test_study_rollouts_as_summaries_pointing_to_json(study, tmp_path):
     per-rollout JSON (relative to the study folder) that holds ``poses`` etc."""
     doc, study_dir = load_study(study)
     summaries = []
-    for r in doc["rollouts"]:
+    for r in doc.rollouts:
         name = f"rollout_{r['object']}.json"
         (study_dir / name).write_text(json.dumps(dict(r, format_version=FORMAT_VERSION)))
         summaries.append({"object": r["object"], "outcome": r["outcome"], "json": name})
@@ -255,7 +267,7 @@ def test_failed_render_leaves_existing_output_untouched(study, tmp_path):
     """Atomic output: a render that fails mid-way (a hand body without saved poses is
     found only when the render model is built) keeps the old file and leaves no temp."""
     doc, study_dir = load_study(study)
-    r = doc["rollouts"][0]
+    r = doc.rollouts[0]
     z = dict(np.load(study_dir / r["poses"]))
     keep = [i for i, n in enumerate(z["body_names"]) if n != "mano_body_5"]
     for k in ("body_names",):

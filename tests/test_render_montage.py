@@ -150,3 +150,24 @@ def test_montage_kept_when_up_to_date_and_rerendered_on_change(study3, tmp_path)
     data["body_pos"] = data["body_pos"] + 0.001
     np.savez(poses, **data)
     assert not render_montage(study3, out, cols=2, tile=TILE, objects=["mug", "duck"], fps=15.0).skipped
+
+
+def test_caption_lines_wrap_inside_the_tile():
+    """A caption line wider than the tile (the video line of a 320 px tile) wraps at a word into one more row, and
+    no text reaches the tile's right padding; a line that fits stays one row."""
+    from replay.output.render.overlay import _font, wrap_text
+
+    tw, th = 320, 240
+    px = round(th / 18)
+    font, pad = _font(px), max(3, px // 3)
+    white = (245, 245, 245)
+    long = "video: the contact run, lifted, then shaken loose"
+    assert font.getlength(long) > tw - 2 * pad  # measured in the caption's own font: 13 px DejaVu Sans Bold
+    rows = wrap_text(long, font, tw - 2 * pad)
+    assert len(rows) == 2 and " ".join(rows) == long and all(font.getlength(r) <= tw - 2 * pad for r in rows)
+    short = [("mug", white), ("holds: held", white), ("run: lifted", white), ("contacts 3", white)]
+    wide = [short[0], (long, white), *short[2:]]
+    h_short = caption_band(short, tw, th, own_rows=2).shape[0]
+    band = caption_band(wide, tw, th, own_rows=2)
+    assert band.shape[0] - h_short in (px + max(1, px // 5), px + max(1, px // 5) + 1)  # one more row, even height
+    assert band[:, tw - pad + 1:].max() <= 16  # nothing drawn in the right padding: the background (16, 16, 16)

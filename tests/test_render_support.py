@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import mujoco
 import numpy as np
@@ -63,7 +64,7 @@ def _moved(study_dir, rollout, tmp_path, name, where):
 
 def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
     doc, study_dir = load_study(table_study)
-    clip = load_clip(doc["rollouts"][0], study_dir, source=table_study)
+    clip = load_clip(doc.rollouts[0], study_dir, source=table_study)
     # the study config's thickness, the rollout's extent
     assert clip.support == Support(HEIGHT, tuple(TABLE), 0.04)
     assert clip.support.floor_z == 0.0  # GRAB's ground under a 0.8 m table
@@ -75,21 +76,21 @@ def test_table_top_box_and_floor_as_simulated(table_study, tmp_path):
     np.testing.assert_allclose(box.pos, [-0.025, 0.04, HEIGHT - 0.02], atol=1e-12)
     assert floor.pos[2] == 0.0
     # "plane" (HUG-Bench ground): one plane at the support height, no floor
-    plane = load_clip(doc["rollouts"][1], study_dir, source=table_study)
+    plane = load_clip(doc.rollouts[1], study_dir, source=table_study)
     m2 = build_render_model(None, plane.objects, plane.support, size=SIZE)
     assert m2.geom("support").type == mujoco.mjtGeom.mjGEOM_PLANE and m2.geom("support").pos[2] == HEIGHT
     assert mujoco.mj_name2id(m2, mujoco.mjtObj.mjOBJ_GEOM, "floor") == -1
     # malformed extents are named
     for bad in ({"table_top_xy": [0.1, 0.0, -0.1, 0.2]}, {"table_top_xy": [0, 0, 1]}, "box"):
         with pytest.raises(DataError, match=r"rollouts\[0\]\.support"):
-            load_clip(dict(doc["rollouts"][0], support=bad), study_dir, field_prefix="rollouts[0].")
+            load_clip(dict(doc.rollouts[0], support=bad), study_dir, field_prefix="rollouts[0].")
 
 
 def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
     """An object 10 cm below the table top just past the edge facing the camera: drawn
     in front of the box's side; under the old infinite plane at table height it was hidden."""
     doc, study_dir = load_study(table_study)
-    r = _moved(study_dir, doc["rollouts"][0], tmp_path, "edge", [0.0, TABLE[1] - 0.07, HEIGHT - 0.10])
+    r = _moved(study_dir, doc.rollouts[0], tmp_path, "edge", [0.0, TABLE[1] - 0.07, HEIGHT - 0.10])
     clip = load_clip(r, study_dir, source=table_study)
     cam = clip_camera(clip, SIZE[0] / SIZE[1])
     last = slice(clip.track.num_frames - 1, None)
@@ -97,7 +98,7 @@ def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
                              clip.track.body_quat[last])
     counts = {}
     for key, sup in (("box", clip.support), ("plane", Support(HEIGHT))):
-        img = next(render_frames(track, clip.hand_mjcf, clip.objects, support_height=sup, size=SIZE, camera=cam))
+        img = next(render_frames(track, clip.hand_mjcf, clip.objects, support=sup, size=SIZE, camera=cam))
         counts[key] = int(object_mask(img[None]).sum())
     # measured 98 px at 160x120 (the mug's top, at the frame's lower edge; 184 before the camera kept the
     # overlay's top fifth clear, which moved the view down)
@@ -107,7 +108,7 @@ def test_object_off_the_edge_is_seen_falling(table_study, tmp_path):
 
 def test_framing_ignores_an_object_that_fell_off(table_study, tmp_path):
     doc, study_dir = load_study(table_study)
-    r = doc["rollouts"][0]
+    r = doc.rollouts[0]
     aspect = SIZE[0] / SIZE[1]
     base = clip_camera(load_clip(r, study_dir), aspect)
     fell = load_clip(_moved(study_dir, r, tmp_path, "floor", [0.0, TABLE[1] - 0.2, 0.03]), study_dir)
@@ -122,7 +123,7 @@ def test_framing_ignores_an_object_that_fell_off(table_study, tmp_path):
 
 def test_overlay_says_the_result_only_once_decided(table_study):
     doc, study_dir = load_study(table_study)
-    clip = load_clip(doc["rollouts"][0], study_dir)
+    clip = load_clip(doc.rollouts[0], study_dir)
     lines = clip_overlay(clip)
     by_phase = {int(p): [t for t, _ in lines(int(np.flatnonzero(clip.phase == p)[0]))] for p in range(4)}
     # settle, approach, lift and most of the hold: the phase running, no outcome yet
@@ -137,7 +138,7 @@ def test_overlay_says_the_result_only_once_decided(table_study):
     # a shake after the hold: "shake test..." while it runs; held: its verdict on the last frame
     n = len(clip.phase)
     phase = np.r_[clip.phase[: n - 5], np.full(5, 4)]
-    held = Clip(**{**clip.__dict__, "phase": phase, "meta": dict(clip.meta, shake_held=True)})
+    held = Clip(**{**clip.__dict__, "phase": phase, "row": replace(clip.row, shake_held=True)})
     hl = clip_overlay(held)
     assert [t for t, _ in hl(n - 2)][1:3] == ["result: lifted", "shake test..."]
     assert [t for t, _ in hl(n - 1)][1:3] == ["result: lifted", "shake: held"]
@@ -146,7 +147,7 @@ def test_overlay_says_the_result_only_once_decided(table_study):
     pos = clip.track.body_pos.copy()
     pos[n - 4:, clip.track.index("object"), 0] += 0.05
     track = PoseTrack(clip.track.time, clip.track.body_names, pos, clip.track.body_quat)
-    shaken = Clip(**{**clip.__dict__, "phase": phase, "track": track, "meta": dict(clip.meta, shake_held=False)})
+    shaken = Clip(**{**clip.__dict__, "phase": phase, "track": track, "row": replace(clip.row, shake_held=False)})
     assert shake_decided_frame(shaken) == n - 4
     sl = clip_overlay(shaken)
     assert [t for t, _ in sl(n - 5)][1:3] == ["result: lifted", "shake test..."]
@@ -154,7 +155,7 @@ def test_overlay_says_the_result_only_once_decided(table_study):
         assert [(t, c) for t, c in sl(i)][1] == ("result: shaken loose", OUTCOME_RGB["not_lifted"])
         assert not any("lifted" in t for t, _ in sl(i))
     # a sequence name without the object (TACO): both in the title
-    taco = Clip(**{**clip.__dict__, "meta": dict(clip.meta, sequence="20231104_010")})
+    taco = Clip(**{**clip.__dict__, "row": replace(clip.row, sequence="20231104_010")})
     assert clip_overlay(taco)(0)[0][0] == "mug - 20231104_010"
 
 

@@ -23,6 +23,8 @@ from replay.output.render.montage import MONTAGE_MAX_CLIPS, _choose
 from replay.output.render.montage_pick import outcome_class
 from replay.output.report import build_report
 from replay.output.report_table import COLUMNS
+from replay.results.files import read_study
+from replay.results.study_rows import StudyRow
 from replay.study.runner import run_study
 
 pytestmark = [pytest.mark.needs_data, pytest.mark.slow]  # a real study, 1,500 pages, Chromium: ~3 min on 2 shared cores
@@ -96,7 +98,7 @@ def test_filters_and_sort_in_chromium(page, big):
     took = time.perf_counter() - t0
     assert res.returncode == 0, res.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", res.stdout).group(1)
-    want = [r for r in rows if r["object"] == "banana" and outcome_class(r) == "not lifted"]
+    want = [r for r in rows if r["object"] == "banana" and outcome_class(StudyRow.from_dict(r)) == "not lifted"]
     assert want and f'data-shown="{len(want)}"' in body, body
     load_ms = int(re.search(r'data-load-ms="(\d+)"', body).group(1))
     js_ms = int(re.search(r'data-js-ms="(\d+)"', body).group(1))
@@ -117,16 +119,16 @@ def test_montage_selection_is_bounded_with_every_class(big):
     import json
 
     study = json.loads(big.read_text())
-    chosen, left_out, rule = _choose(study, big, None, ("main",), MONTAGE_MAX_CLIPS)
+    chosen, left_out, rule = _choose(read_study(big), big, None, ("main",), MONTAGE_MAX_CLIPS)
     # the readable bound: 6 x 4 tiles of 320 x 240 on 1920 x 1080 (issue 49)
     assert len(chosen) == MONTAGE_MAX_CLIPS == 24 and len(left_out) == N - 24
-    classes = Counter(outcome_class(r) for _, r in chosen)
-    every = Counter(outcome_class(r) for r in study["rollouts"])
+    classes = Counter(outcome_class(e.row) for _, e in chosen)
+    every = Counter(outcome_class(StudyRow.from_dict(r)) for r in study["rollouts"])
     assert set(classes) == set(every) == {"lifted", "not lifted", "unstable", "stuck"}
     # in proportion: lifted is 3 of every 7 recordings
     assert abs(classes["lifted"] - 24 * 3 / 7) <= 1.5, classes
     # within a class, one object at a time: 10 lifted tiles of 12 objects show 10 objects, once each
-    per_obj = Counter(r["object"] for _, r in chosen if outcome_class(r) == "lifted")
+    per_obj = Counter(e.record.object for _, e in chosen if outcome_class(e.row) == "lifted")
     assert len(per_obj) == min(len(OBJECTS), classes["lifted"]) and max(per_obj.values()) == 1
     assert rule.startswith(f"24 of {N} recordings") and "lifted" in rule and "320 px wide" in rule
     assert len(OUTCOMES) == 7

@@ -98,7 +98,7 @@ def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
     """A study and a rollout written by format 1 (outcome ``dropped``) read as format 2: ``not_lifted``
     in every outcome (rows, oracle rows, the nested ablation, ``refine_outcome``) and count key
     (the counts, per intent, the hug-oracle's); the report's reader (clip.load_study) too."""
-    from replay.output.render.clip import expand_rollout
+    from replay.output.render.clip import study_rollout
 
     counts = {
         "rollouts": 2,
@@ -140,8 +140,8 @@ def test_format_1_files_are_read_in_this_version_s_words(tmp_path):
     r = read_rollout(tmp_path / "a.json")
     assert r.outcome == "not_lifted" and r.ablation.outcome == "not_lifted"
     loaded, d = load_study(tmp_path / "study.json")
-    assert loaded["rollouts"][0]["outcome"] == "not_lifted"
-    assert expand_rollout(loaded["rollouts"][0], d)["ablation"]["outcome"] == "not_lifted"
+    assert loaded.rollouts[0]["outcome"] == "not_lifted"
+    assert study_rollout(loaded.rollouts[0], d).record.ablation.outcome == "not_lifted"
 
 
 def test_study_csv_and_poses_version(tmp_path):

@@ -234,6 +234,7 @@ def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
     """Thirteen recordings (fails 10, holds 2, uncertain 1) in 4 tiles: one per verdict, the spare one to the largest
     (fails: 10 - 1 of the 10 spare recordings); each tile's verdict line is tile_text of the row's verdict."""
 
+    from replay.output.render.clip import study_rollout
     from replay.output.render.montage_pick import pick_tiles
     from replay.output.render.overlay import verdict_line
     from replay.output.render.style import VERDICT_RGB
@@ -250,13 +251,13 @@ def test_the_montage_shows_each_verdict_and_its_reason_on_the_tile():
     holds = _record([1] * 32, [None] * 32)
     unsure = _record([1, 0] * 8, [None, "slid_out"] * 8)
     rows = [row(i, fails) for i in range(10)] + [row(10, holds), row(11, unsure), row(12, holds)]
-    chosen, rule = pick_tiles(rows, 4)
-    words = [r["verdict"]["verdict"] for _, r in chosen]
+    chosen, rule = pick_tiles([(i, study_rollout(r, ".")) for i, r in rows], 4)
+    words = [e.row.verdict.word.value for _, e in chosen]
     assert words == ["holds", "uncertain", "fails", "fails"] and [i for i, _ in chosen] == [10, 11, 0, 1]
     assert rule.startswith("4 of 13 recordings: one tile per verdict") and "fails 2 of 10" in rule
-    tile = _tile(chosen[2][1], title="o0")
+    tile = _tile(dict(rows)[chosen[2][0]], title="o0")
     assert verdict_line(tile) == ("fails: no contact 32/32", VERDICT_RGB[Word.FAILS])
-    assert verdict_line(_tile(chosen[2][1], title="o0 (contact ablation)")) is None
+    assert verdict_line(_tile(dict(rows)[chosen[2][0]], title="o0 (contact ablation)")) is None
     assert verdict_line(_tile({"sequence": "x"}, title="x")) is None  # an older study: no line
 
 

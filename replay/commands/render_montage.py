@@ -103,10 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.clips is not None:
             study, study_dir = load_study(args.study)
             key = protocol_named(args.protocol).rows_field
-            for i, r in select_rollouts(study, args.objects, args.study, key=key):
+            for i, e in select_rollouts(study, args.objects, args.study, key=key):
                 for v in ("main", "ablation") if variant == "both" else (variant,):
-                    name = str(r.get("object") or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
-                    cs = render_clip(r, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
+                    name = str(e.record.object or f"rollout{i}") + ("_ablation" if v == "ablation" else "")
+                    cs = render_clip(e, study_dir, args.clips / f"{name}.mp4", variant=v, source=args.study)
                     console.out(f"wrote {cs.path}: {cs.frames} frames, {cs.ms_per_frame:.1f} ms/frame")
     except ReplayError as exc:
         return report(exc)

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                     variant="ablation" if args.ablation else "main",
                     source=args.study,
                 )
-                rows = study.get(protocol_named(args.protocol).rows_field) or []
+                rows = study.rows_of(protocol_named(args.protocol).rows_field)
                 what = "its contact-ablation run" if args.ablation else f"its {args.protocol} rollout"
                 console.out(
                     f"wrote {st.path}: {args.sequence}, {what} in {args.study} (row {i + 1} of {len(rows)} of the "

@@ -5,32 +5,55 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from replay.config import ReplayConfig
 from replay.errors import DataError
 from replay.output.render.poses import PoseTrack, load_poses_npz
 from replay.output.render.style import GHOST_RGBA, OBJECT_RGBA
 from replay.results.config_parts import LiftSettings
-from replay.results.convert import upgrade_study
+from replay.results.files import read_study
+from replay.results.json_record import JsonRecord, read_as
 from replay.results.legacy_physics import legacy_config
-from replay.results.outcomes import OUTCOMES
-from replay.results.records import Phase, RolloutRecord
+from replay.results.outcomes import OUTCOMES, UNSTABLE
+from replay.results.records import Phase, RolloutRecord, StudyRecord
 from replay.results.study_rows import StudyRow
 
 #: phase codes in the saved ``phase`` array
 PHASE_NAMES = {int(p): p.name.lower() for p in Phase}
 
-#: shake slip limit in the wrist frame, m, when the study does not say
-DEFAULT_SHAKE_MAX_SLIP = LiftSettings.shake_max_slip
-
-#: table-top box thickness, m, when neither rollout nor study says (``ReplayConfig.support_thickness``'s default)
-DEFAULT_SUPPORT_THICKNESS = 0.05
-
 #: the floor under a table top: z = 0 (GRAB's ground), or this far below a lower support, m
 FLOOR_DROP_M = 0.5
+
+
+@dataclass(frozen=True)
+class _LiftDrawn(JsonRecord):
+    shake_max_slip: float = LiftSettings.shake_max_slip
+
+
+@dataclass(frozen=True)
+class DrawSettings(JsonRecord):
+    """The study config's values a drawing uses: ``support_thickness`` m, ``lift.shake_max_slip`` m (wrist frame);
+    defaults :class:`~replay.config.ReplayConfig`'s."""
+
+    support_thickness: float = ReplayConfig.support_thickness
+    lift: _LiftDrawn = read_as(_LiftDrawn.from_dict, factory=_LiftDrawn)
+
+    @classmethod
+    def of(cls, study: StudyRecord | None) -> DrawSettings:
+        """A study's settings (defaults without one)."""
+        cfg = study.config if study is not None and isinstance(study.config, dict) else {}
+        return cls.from_dict(legacy_config(cfg))
+
+    @classmethod
+    def read(cls, path: str | Path | None) -> DrawSettings:
+        """The settings of the study JSON at ``path``; defaults where it is none or unreadable."""
+        try:
+            return cls.of(read_study(path)) if path is not None and Path(path).is_file() else cls()
+        except DataError:
+            return cls()
 
 
 @dataclass(frozen=True)
@@ -40,7 +63,7 @@ class Support:
 
     height: float
     table_top_xy: tuple[float, float, float, float] | None = None
-    thickness: float = DEFAULT_SUPPORT_THICKNESS
+    thickness: float = ReplayConfig.support_thickness
 
     @property
     def floor_z(self) -> float | None:
@@ -50,25 +73,18 @@ class Support:
         return min(0.0, self.height - FLOOR_DROP_M)
 
 
-def parse_support(
-    rollout: dict, where: Path | None, field_prefix: str = "", *, thickness: float | None = None
-) -> Support:
-    """The :class:`Support` of a rollout entry: ``support_height`` (m) and ``support`` (``"plane"``, missing, or
-    ``{"table_top_xy": [xmin, ymin, xmax, ymax]}``). Raises DataError: bad height, thickness or extent."""
+def parse_support(rec: RolloutRecord, where: Path | None, field_prefix: str = "", *, thickness) -> Support:
+    """The :class:`Support` of a record: ``support_height`` (m, missing: 0) and ``support`` (``"plane"``, missing, or
+    ``{"table_top_xy": [xmin, ymin, xmax, ymax]}``), ``thickness`` m. Raises DataError: bad height, thickness or
+    extent."""
     try:
-        height = float(rollout.get("support_height", 0.0))
+        height = float(0.0 if rec.support_height is None else rec.support_height)
         if not math.isfinite(height):
             raise ValueError
     except (TypeError, ValueError):
         raise DataError(where, field_prefix + "support_height", "not a finite number") from None
-    th = DEFAULT_SUPPORT_THICKNESS if thickness is None else thickness
-    try:
-        th = float(th)
-        if not (math.isfinite(th) and th > 0):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise DataError(where, "config.support_thickness", f"expected a positive number, got {th!r}") from None
-    sup = rollout.get("support", "plane")
+    th = positive(thickness, where, "config.support_thickness")
+    sup = rec.support
     if sup is None or sup == "plane":
         return Support(height, None, th)
     xy = sup.get("table_top_xy") if isinstance(sup, dict) else None
@@ -86,24 +102,15 @@ def parse_support(
     return Support(height, ext, th)
 
 
-@lru_cache(maxsize=16)
-def _study_config(path: str) -> dict:
-    """``config`` of a study JSON in today's layout (empty when it has none or cannot be read)."""
+def positive(value, where: Path | None, fld: str) -> float:
+    """``value`` as a finite float > 0. Raises DataError naming ``fld``: anything else."""
     try:
-        doc = json.loads(Path(path).read_text())
-        cfg = doc.get("config") if isinstance(doc, dict) else None
-        return legacy_config(cfg) if isinstance(cfg, dict) else {}
-    except (OSError, ValueError, DataError):
-        return {}
-
-
-def _study_setting(source, key: str, part: str | None = None):
-    """``config[key]`` (``config[part][key]`` with ``part``) of the study JSON ``source`` (None: no such file or
-    setting)."""
-    if source is None or not Path(source).is_file():
-        return None
-    cfg = _study_config(str(Path(source).resolve()))
-    return (cfg.get(part) or {}).get(key) if part else cfg.get(key)
+        v = float(value)
+        if math.isfinite(v) and v > 0:
+            return v
+    except (TypeError, ValueError):
+        pass
+    raise DataError(where, fld, f"expected a positive number, got {value!r}")
 
 
 @dataclass
@@ -126,10 +133,10 @@ class Clip:
         contact_count, phase: (F,) hand-object contacts and phase code (:data:`PHASE_NAMES`) per frame.
         hand_mjcf: the manosim MJCF that was simulated.
         objects: what to draw besides the hand.
-        support_height: z of the support's top surface, m.
+        support: what the object rests on.
         outcome: one of :data:`replay.results.outcomes.OUTCOMES`.
         title: first overlay line.
-        meta: the rollout JSON entry.
+        row: the rollout's study row (verdict, shake_held, sequence, ...).
         shake_max_slip: the study's shake slip limit in the wrist frame, m.
     """
 
@@ -138,36 +145,40 @@ class Clip:
     phase: np.ndarray
     hand_mjcf: Path
     objects: list[SceneObject]
-    support_height: float
+    support: Support
     outcome: str
     title: str
-    meta: dict = field(default_factory=dict)
-    support: Support | None = None
-    shake_max_slip: float = DEFAULT_SHAKE_MAX_SLIP
+    row: StudyRow = field(default_factory=StudyRow)
+    shake_max_slip: float = LiftSettings.shake_max_slip
 
-    def __post_init__(self):
-        if self.support is None:
-            self.support = Support(float(self.support_height))
+
+@dataclass(frozen=True)
+class StudyRollout:
+    """A study's row of one rollout (``field``: where, e.g. ``rollouts[3]``) and its full record."""
+
+    field: str
+    row: StudyRow
+    record: RolloutRecord
 
     @property
-    def row(self) -> StudyRow:
-        """``meta`` read as a study row (verdict, shake_held, sequence, ...)."""
-        return StudyRow.from_dict(self.meta or {})
+    def name(self) -> str:
+        """Its sequence, else object, else ``field``."""
+        return str(self.row.sequence or self.record.sequence or self.record.object or self.field)
 
 
-def load_study(study_path: str | Path) -> tuple[dict, Path]:
-    """(study dict, its folder: the base of relative ``poses`` paths). Raises DataError: missing, not JSON, or no
-    ``rollouts`` list."""
+def load_study(study_path: str | Path) -> tuple[StudyRecord, Path]:
+    """(the study, its folder: the base of relative ``poses`` paths). Raises DataError: missing, not JSON, another
+    format, or no ``rollouts`` list."""
     path = Path(study_path)
     if not path.is_file():
         raise DataError(path, None, "study JSON not found; run scripts/run_study.py first")
     try:
-        study = json.loads(path.read_text())
+        doc = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
-    if not isinstance(study, dict) or not isinstance(study.get("rollouts"), list):
+    if not isinstance(doc, dict) or not isinstance(doc.get("rollouts"), list):
         raise DataError(path, "rollouts", "study JSON has no 'rollouts' list")
-    return upgrade_study(study, path), path.parent.resolve()
+    return StudyRecord.from_dict(doc, path), path.parent.resolve()
 
 
 def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> Path:
@@ -182,81 +193,80 @@ def _resolve(path_str, base: Path, where: Path | None, fld: str, what: str) -> P
     raise DataError(where, fld, f"{what} not found: {path_str} (looked in {', '.join(str(c) for c in candidates)})")
 
 
-def expand_rollout(
-    rollout: dict, study_dir: str | Path, source: str | Path | None = None, *, field_prefix: str = ""
-) -> dict:
-    """The full rollout entry: the per-rollout JSON named by ``"json"`` (relative to the study folder) merged over
-    the summary (an entry with ``poses`` as it is). Raises DataError: that JSON missing or unreadable."""
-    if not isinstance(rollout, dict):
-        raise DataError(source, field_prefix.rstrip(".") or "rollouts", "rollout entry is not a JSON object")
-    if "poses" in rollout or not rollout.get("json"):
-        return rollout
-    path = Path(study_dir) / str(rollout["json"])
+def study_rollout(
+    row: dict, study_dir: str | Path, *, source: str | Path | None = None, where: str = "rollouts"
+) -> StudyRollout:
+    """A row of a study's rows list (``where``, e.g. ``rollouts[3]``) with its record: the per-rollout JSON its
+    ``json`` names (relative to ``study_dir``), else the row itself (one with ``poses``). Raises DataError: the row
+    not an object, that JSON missing, unreadable or of another format."""
+    if isinstance(row, StudyRollout):
+        return row
+    if not isinstance(row, dict):
+        raise DataError(source, where, "rollout entry is not a JSON object")
+    srow = StudyRow.from_dict(row)
+    if "poses" in row or not srow.json:
+        return StudyRollout(where, srow, RolloutRecord.from_metrics(row))
+    path = Path(study_dir) / str(srow.json)
     try:
         full = json.loads(path.read_text())
     except FileNotFoundError:
-        raise DataError(source, field_prefix + "json", f"per-rollout JSON not found: {path}") from None
+        raise DataError(source, f"{where}.json", f"per-rollout JSON not found: {path}") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise DataError(path, None, f"not a readable JSON file: {exc}") from None
-    if not isinstance(full, dict):
-        raise DataError(path, None, "per-rollout JSON is not an object")
-    rec = RolloutRecord.from_dict(full, path)  # every field by name (format 6 nests them in parts)
-    flat = {k: v for k, v in rec.flat().items() if v is not None and k != "ablation"}
-    ab = None if rec.ablation is None else {k: v for k, v in rec.ablation.flat().items() if v is not None}
-    return {**rollout, **flat, "ablation": None if ab is None else dict(ab, ablation=True)}
+    return StudyRollout(where, srow, RolloutRecord.from_dict(full, path))
 
 
 def load_clip(
-    rollout: dict,
+    rollout: dict | StudyRollout,
     study_dir: str | Path,
     variant: str = "main",
     *,
     source: str | Path | None = None,
     field_prefix: str = "",
-    support_thickness: float | None = None,
+    settings: DrawSettings | None = None,
 ) -> Clip:
     """One rollout's saved poses and assets, checked against the contract.
 
     Args:
-        rollout: a ``rollouts`` entry of the study JSON ``source`` (or a per-rollout JSON); ``poses`` relative to
-            ``study_dir``.
-        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run under ``rollout["ablation"]``).
+        rollout: a row of the study JSON ``source`` (:func:`study_rollout`); ``poses`` relative to ``study_dir``.
+        variant: ``"main"`` or ``"ablation"`` (the contact-ablation re-run).
         field_prefix: e.g. ``"rollouts[3]."``, so errors name the field.
-        support_thickness: m; default the rollout's, else the study's, else :data:`DEFAULT_SUPPORT_THICKNESS`.
+        settings: default the study's at ``source`` (:meth:`DrawSettings.read`).
 
     Raises:
         DataError: no saved poses, a malformed npz, a missing hand MJCF or mesh, an unknown outcome.
     """
     study_dir = Path(study_dir)
     where = Path(source) if source is not None else study_dir
-    rollout = expand_rollout(rollout, study_dir, where, field_prefix=field_prefix)
-    entry, pre = _variant_entry(rollout, variant, where, field_prefix)
-    if not entry.get("poses"):
+    entry = study_rollout(rollout, study_dir, source=where, where=field_prefix.rstrip(".") or "rollouts")
+    rec = entry.record
+    if variant == "ablation":
+        if rec.ablation is None:
+            raise DataError(where, field_prefix + "ablation", "rollout has no contact-ablation run")
+        run, pre = rec.ablation, field_prefix + "ablation."
+    elif variant == "main":
+        run, pre = rec, field_prefix
+    else:
+        raise ValueError(f"variant must be 'main' or 'ablation', got {variant!r}")
+    if not run.poses:
         raise DataError(
             where,
             pre + "poses",
             "rollout has no saved poses; rerun the study with pose saving on (the renderer never re-simulates)",
         )
-    poses_path = study_dir / str(entry["poses"])
+    poses_path = study_dir / str(run.poses)
     if not poses_path.is_file():
         raise DataError(where, pre + "poses", f"saved poses file not found: {poses_path}")
-    outcome = entry.get("outcome")
-    if outcome not in OUTCOMES:
-        raise DataError(where, pre + "outcome", f"expected one of {OUTCOMES}, got {outcome!r}")
-    track, contact, phase = load_poses_npz(poses_path, truncate_nonfinite=(outcome == "unstable"))
+    if run.outcome not in OUTCOMES:
+        raise DataError(where, pre + "outcome", f"expected one of {OUTCOMES}, got {run.outcome!r}")
+    track, contact, phase = load_poses_npz(poses_path, truncate_nonfinite=(run.outcome == UNSTABLE))
 
-    hand_mjcf = _resolve(rollout.get("hand_mjcf"), study_dir, where, field_prefix + "hand_mjcf", "hand MJCF")
-    mesh = _resolve(
-        rollout.get("object_visual_mesh"), study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh"
-    )
-    if support_thickness is None:
-        support_thickness = rollout.get("support_thickness")
-    if support_thickness is None:
-        support_thickness = _study_setting(source, "support_thickness")
-    support = parse_support(rollout, where, field_prefix, thickness=support_thickness)
-    name = str(rollout.get("object") or "object")
+    hand_mjcf = _resolve(rec.hand_mjcf, study_dir, where, field_prefix + "hand_mjcf", "hand MJCF")
+    mesh = _resolve(rec.object_visual_mesh, study_dir, where, field_prefix + "object_visual_mesh", "object visual mesh")
+    settings = settings or DrawSettings.read(source)
+    support = parse_support(rec, where, field_prefix, thickness=settings.support_thickness)
+    name = str(rec.object or "object")
     track.index("object")
-    title = name if variant == "main" else f"{name} (contact ablation)"
     objects = [SceneObject("object", name, mesh)]
     track, ghost = add_recorded_ghost(track, poses_path, mesh, name=name)
     if ghost is not None:
@@ -267,26 +277,12 @@ def load_clip(
         phase=phase,
         hand_mjcf=hand_mjcf,
         objects=objects,
-        support_height=support.height,
-        outcome=outcome,
-        title=title,
-        meta=rollout,
         support=support,
-        shake_max_slip=float(_study_setting(source, "shake_max_slip", "lift") or DEFAULT_SHAKE_MAX_SLIP),
+        outcome=run.outcome,
+        title=name if variant == "main" else f"{name} (contact ablation)",
+        row=entry.row,
+        shake_max_slip=positive(settings.lift.shake_max_slip, where, "config.lift.shake_max_slip"),
     )
-
-
-def _variant_entry(rollout: dict, variant: str, where: Path, field_prefix: str) -> tuple[dict, str]:
-    """(the entry of ``variant``: the rollout, or its ablation's fields over it; its field prefix). Raises
-    DataError: no ablation run; ValueError: an unknown variant."""
-    if variant == "ablation":
-        abl = rollout.get("ablation")
-        if not isinstance(abl, dict):
-            raise DataError(where, field_prefix + "ablation", "rollout has no contact-ablation run")
-        return {**rollout, **abl}, field_prefix + "ablation."
-    if variant != "main":
-        raise ValueError(f"variant must be 'main' or 'ablation', got {variant!r}")
-    return rollout, field_prefix
 
 
 #: body name of the recorded object (the ghost) in the pose track and the render model

@@ -1,5 +1,4 @@
-"""The render-only MuJoCo model: one mocap body per saved body (hand bones, objects),
-the support as simulated, and how saved poses are written into it."""
+"""The render-only MuJoCo model: one mocap body per saved body, the support as simulated; saved poses set into it."""
 
 from __future__ import annotations
 
@@ -30,12 +29,8 @@ class _HandGeom:
 
 @lru_cache(maxsize=8)
 def _hand_visual(mjcf: str) -> tuple[tuple[str, ...], tuple[_HandGeom, ...]]:
-    """Visible geoms of a hand MJCF, in their body frames, from the compiled model.
-
-    Reading the compiled model (rather than the XML) resolves default classes,
-    ``fromto`` capsules and mesh re-centering exactly as MuJoCo (and Newton's
-    importer, which follows the same MJCF semantics) did for the simulation.
-    """
+    """(body names, visible geoms in their body frames) of a hand MJCF, read from the compiled model (default
+    classes, ``fromto`` capsules and mesh re-centring resolved as for the simulation). Raises DataError."""
     try:
         m = mujoco.MjModel.from_xml_path(mjcf)
     except Exception as exc:  # noqa: BLE001
@@ -82,45 +77,25 @@ def _load_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
 def build_render_model(
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
-    support_height: float | Support | None,
+    support: Support | None,
     *,
     size: tuple[int, int],
 ) -> mujoco.MjModel:
-    """A render-only MuJoCo model: one mocap body per drawn body, no joints, no contacts.
-
-    Args:
-        hand_mjcf: the simulated manosim MJCF (its visible geoms are copied, skin
-            coloured), or None to draw no hand.
-        objects: objects to draw; each becomes a mocap body named ``obj.body``.
-        support_height: a :class:`Support` (table-top box ``support`` + floor
-            ``floor``, or plane ``support``), a float (z of a support plane, m), or None
-            for none.
-        size: (width, height) px of the offscreen buffer.
-
-    Returns:
-        The compiled model. Mocap ids follow body order: hand bodies first (MJCF order),
-        then ``objects``; use :func:`mocap_index` to map names.
-
-    Raises:
-        DataError: unreadable hand MJCF or object mesh.
-    """
+    """A render-only MuJoCo model: one mocap body per drawn body (hand bodies first, MJCF order, then ``objects``,
+    each named ``obj.body``; :func:`mocap_index`), no joints, no contacts; the hand's visible geoms skin coloured
+    (``hand_mjcf`` None: no hand), ``support`` a table-top box and floor or a plane (None: none), ``size`` (W, H) px.
+    Raises DataError: unreadable hand MJCF or object mesh."""
     spec = mujoco.MjSpec()
     spec.modelname = "replay_render"
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     _set_visual(spec, int(size[0]), int(size[1]))
-    if support_height is not None:
-        _add_support(spec, support_height if isinstance(support_height, Support) else Support(float(support_height)))
+    if support is not None:
+        _add_support(spec, support)
     if hand_mjcf is not None:
         _add_hand(spec, Path(hand_mjcf))
     for j, obj in enumerate(objects):
         v, f = _load_mesh(str(Path(obj.mesh).resolve()) if Path(obj.mesh).exists() else str(obj.mesh))
-        mname = f"obj_mesh_{j}"
-        spec.add_mesh(
-            name=mname,
-            uservert=v.ravel().tolist(),
-            userface=f.ravel().tolist(),
-            inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
-        )
+        mname = _add_mesh(spec, f"obj_mesh_{j}", v, f)
         b = spec.worldbody.add_body(name=obj.body, mocap=True, mass=1e-3, inertia=[1e-6, 1e-6, 1e-6])
         b.add_geom(
             type=mujoco.mjtGeom.mjGEOM_MESH, meshname=mname, rgba=list(obj.rgba), contype=0, conaffinity=0, group=0
@@ -129,6 +104,17 @@ def build_render_model(
         return spec.compile()
     except Exception as exc:  # noqa: BLE001
         raise DataError(hand_mjcf, None, f"could not build the render model: {exc}") from None
+
+
+def _add_mesh(spec: mujoco.MjSpec, name: str, v: np.ndarray, f: np.ndarray) -> str:
+    """Add a mesh of vertices (V, 3) m and triangles (T, 3) as ``name``; returns ``name``."""
+    spec.add_mesh(
+        name=name,
+        uservert=v.ravel().tolist(),
+        userface=f.ravel().tolist(),
+        inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
+    )
+    return name
 
 
 def _set_visual(spec: mujoco.MjSpec, w: int, h: int) -> None:
@@ -211,11 +197,8 @@ def _add_support(spec: mujoco.MjSpec, sup: Support) -> None:
 
 
 def _add_hand(spec: mujoco.MjSpec, hand_path: Path) -> None:
-    """One mocap body per hand body of the MJCF with its visible geoms, skin coloured.
-
-    Raises:
-        DataError: the MJCF is missing or MuJoCo cannot load it.
-    """
+    """One mocap body per hand body of the MJCF with its visible geoms, skin coloured. Raises DataError: the MJCF
+    missing or unloadable."""
     if not hand_path.is_file():
         raise DataError(hand_path, None, "hand MJCF not found")
     bodies, geoms = _hand_visual(str(hand_path.resolve()))
@@ -234,26 +217,13 @@ def _add_hand(spec: mujoco.MjSpec, hand_path: Path) -> None:
             group=0,
         )
         if g.mesh is not None:
-            mname = f"hand_mesh_{i}"
-            spec.add_mesh(
-                name=mname,
-                uservert=g.mesh[0].ravel().tolist(),
-                userface=g.mesh[1].ravel().tolist(),
-                inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
-            )
-            kw["meshname"] = mname
+            kw["meshname"] = _add_mesh(spec, f"hand_mesh_{i}", *g.mesh)
         body_specs[g.body].add_geom(**kw)
 
 
 def mocap_index(model: mujoco.MjModel, track: PoseTrack) -> tuple[np.ndarray, np.ndarray]:
-    """Map render-model mocap bodies to pose-track columns.
-
-    Returns:
-        (mocap ids (K,), track columns (K,)) for every mocap body of the model.
-
-    Raises:
-        DataError: a drawn body has no saved pose.
-    """
+    """(mocap ids (K,), track columns (K,)) of every mocap body of the render model. Raises DataError: a drawn body
+    has no saved pose."""
     mids, cols = [], []
     for b in range(1, model.nbody):
         mid = int(model.body_mocapid[b])
@@ -267,9 +237,7 @@ def mocap_index(model: mujoco.MjModel, track: PoseTrack) -> tuple[np.ndarray, np
 def apply_poses(
     model: mujoco.MjModel, data: mujoco.MjData, track: PoseTrack, *, frame: int, mids: np.ndarray, cols: np.ndarray
 ) -> None:
-    """Put the render model's mocap bodies at ``track``'s poses of ``frame`` and run
-    MuJoCo kinematics (``data.geom_xpos``/``geom_xmat`` then hold world geom poses).
-    Converts the track's xyzw quaternions to MuJoCo's wxyz."""
+    """The mocap bodies at ``track``'s poses of ``frame`` (xyzw to MuJoCo's wxyz), then ``mj_kinematics``."""
     data.mocap_pos[mids] = track.body_pos[frame, cols]
     data.mocap_quat[mids] = track.body_quat[frame, cols][:, [3, 0, 1, 2]]
     mujoco.mj_kinematics(model, data)

@@ -9,6 +9,7 @@ import math
 import tempfile
 import time as _time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from replay import console
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text, sha256_file
 from replay.output.render.camera import clip_camera
-from replay.output.render.clip import Clip, expand_rollout, load_clip, load_study
+from replay.output.render.clip import Clip, DrawSettings, StudyRollout, load_clip, load_study, study_rollout
 from replay.output.render.model import _load_mesh
 from replay.output.render.montage_pick import pick_tiles
 from replay.output.render.overlay import caption_band, clip_overlay, draw_overlay, head_lines, rule_header
@@ -31,6 +32,9 @@ from replay.output.render.video import (
     write_mp4,
 )
 from replay.protocol.protocols.base import protocol_named
+from replay.results.files import json_default
+from replay.results.outcomes import UNSTABLE
+from replay.results.records import StudyRecord
 
 #: largest montage canvas chosen automatically, (W, H) px, below :data:`MONTAGE_LARGE_FROM` tiles
 MONTAGE_MAX_CANVAS = (1920, 1080)
@@ -78,16 +82,15 @@ def montage_layout(
 
 
 def select_rollouts(
-    study: dict, objects: Sequence[str] | None, source: Path, *, key: str = "rollouts"
-) -> list[tuple[int, dict]]:
-    """(index, rollout) of the study's list ``key`` in study order, only ``objects`` where given (an object name
+    study: StudyRecord, objects: Sequence[str] | None, source: Path, *, key: str = "rollouts"
+) -> list[tuple[int, StudyRollout]]:
+    """(index, rollout) of the study's rows list ``key`` in study order, only ``objects`` where given (an object name
     takes all its rollouts, a sequence name one). Raises UsageError: a name matches none; DataError: none at all."""
-    rolls = list(enumerate(study.get(key) or []))
     base = Path(source).parent
-    rolls = [(i, expand_rollout(r, base, source, field_prefix=f"{key}[{i}].")) for i, r in rolls]
+    rolls = [(i, study_rollout(r, base, source=source, where=f"{key}[{i}]")) for i, r in enumerate(study.rows_of(key))]
     if objects:
-        have = {str(r.get("object")) for _, r in rolls}
-        seqs = [str(r.get("sequence")) for _, r in rolls if r.get("sequence")]
+        have = {str(e.record.object) for _, e in rolls}
+        seqs = [str(e.record.sequence) for _, e in rolls if e.record.sequence]
         missing = [o for o in objects if o not in have and o not in seqs]
         if missing:
             hints = [
@@ -103,7 +106,7 @@ def select_rollouts(
                 + " (a sequence name works too)",
             )
         want = set(objects)
-        rolls = [(i, r) for i, r in rolls if str(r.get("object")) in want or str(r.get("sequence")) in want]
+        rolls = [(i, e) for i, e in rolls if str(e.record.object) in want or str(e.record.sequence) in want]
     if not rolls:
         raise DataError(source, key, "study has no rollouts to render")
     return rolls
@@ -115,24 +118,37 @@ def montage_record_path(out_path: str | Path) -> Path:
     return out.with_name(out.name + ".json")
 
 
-def _montage_key(
-    chosen: list[tuple[int, dict]], study_dir: Path, study_path: Path, variants: Sequence[str], params: dict
-) -> str:
-    """SHA-256 of what a montage is drawn from: each shown rollout's JSON and poses, the settings and this package's
-    source (not the study summary, which a resume rewrites)."""
-    h = hashlib.sha256()
-    h.update(json.dumps(params, sort_keys=True).encode())
-    for src in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(sha256_file(src).encode())
-    for i, r in chosen:
-        full = expand_rollout(r, study_dir, study_path, field_prefix=f"rollouts[{i}].")
-        h.update(json.dumps(full, sort_keys=True, default=str).encode())
-        for v in variants:
-            entry = full.get("ablation") if v == "ablation" else full
-            poses = entry.get("poses") if isinstance(entry, dict) else None
-            p = Path(study_dir) / str(poses) if poses else None
-            h.update((sha256_file(p) if p is not None and p.is_file() else f"missing:{poses}").encode())
-    return h.hexdigest()
+@dataclass(frozen=True)
+class MontagePlan:
+    """What a montage draws: the study's ``chosen`` rollouts (:func:`_choose`), their ``variant``, the grid
+    (``cols``, ``tile`` (W, H) px; None: :func:`montage_layout`), ``fps`` Hz, the names ``left_out`` and the rule."""
+
+    study_path: Path
+    study_dir: Path
+    settings: DrawSettings
+    chosen: list[tuple[int, StudyRollout]]
+    variant: str
+    cols: int | None
+    tile: tuple[int, int] | None
+    fps: float
+    left_out: list[str]
+    rule: str
+
+    def key(self, params: dict) -> str:
+        """SHA-256 of what the montage is drawn from: each shown rollout's record and poses, ``params`` and this
+        package's source (not the study summary, which a resume rewrites)."""
+        h = hashlib.sha256()
+        h.update(json.dumps(params, sort_keys=True).encode())
+        for src in sorted(Path(__file__).parent.glob("*.py")):
+            h.update(sha256_file(src).encode())
+        for _, e in self.chosen:
+            h.update(json.dumps(e.record.to_dict(), sort_keys=True, default=json_default).encode())
+            for v in _VARIANTS[self.variant]:
+                run = e.record.ablation if v == "ablation" else e.record
+                poses = None if run is None else run.poses
+                p = self.study_dir / str(poses) if poses else None
+                h.update((sha256_file(p) if p is not None and p.is_file() else f"missing:{poses}").encode())
+        return h.hexdigest()
 
 
 def render_montage(
@@ -176,9 +192,9 @@ def render_montage(
     study, study_dir = load_study(study_path)
     if variant not in _VARIANTS:
         raise ValueError(f"variant must be 'main', 'ablation' or 'both', got {variant!r}")
-    variants = _VARIANTS[variant]
     list_key = protocol_named(protocol).rows_field
-    chosen, left_out, rule = _choose(study, study_path, objects, variants, max_clips, list_key)
+    chosen, left_out, rule = _choose(study, study_path, objects, _VARIANTS[variant], max_clips, list_key)
+    plan = MontagePlan(study_path, study_dir, DrawSettings.of(study), chosen, variant, cols, tile, fps, left_out, rule)
     params = {
         "cols": cols,
         "tile": list(tile) if tile else None,
@@ -188,9 +204,8 @@ def render_montage(
         "objects": list(objects) if objects else None,
         "protocol": protocol,
     }
-    key = _montage_key(chosen, study_dir, study_path, variants, params)
-    record_path = montage_record_path(out)
-    kept = None if force else _up_to_date(out, record_path, key)
+    key = plan.key(params)
+    kept = None if force else _up_to_date(out, montage_record_path(out), key)
     if kept is not None:
         return RenderStats(
             out,
@@ -202,106 +217,70 @@ def render_montage(
             skipped=True,
             left_out_names=tuple(left_out),
         )
-    return _render(
-        study, study_dir, study_path, chosen, variant, cols, tile, fps, out, key, (left_out, rule), progress, t_start
-    )
+    return _render(plan, out, key, progress=progress, t_start=t_start)
 
 
-def _render(
-    study: dict,
-    study_dir: Path,
-    study_path: Path,
-    chosen: list[tuple[int, dict]],
-    variant: str,
-    cols: int | None,
-    tile: tuple[int, int] | None,
-    fps: float,
-    out: Path,
-    key: str,
-    selection: tuple[list[str], str],
-    progress: bool,
-    t_start: float,
-) -> RenderStats:
-    """Render, compose and encode the tiles of ``chosen`` to ``out`` under the rule's header, and write its record
-    with the input ``key``; ``selection``: (names left out, rule)."""
-    left_out, rule = selection
-    variants = _VARIANTS[variant]
-    if variant == "both" and cols is None:  # keep each pair on one row
-        cols = 2 * max(1, min(len(chosen), 1 if len(chosen) == 1 else round(math.sqrt(2.0 * len(chosen) / 3.0))))
-    cfg = study.get("config") if isinstance(study.get("config"), dict) else {}
-    clips = _load_clips(chosen, variants, study_dir, study_path, cfg.get("support_thickness"))
-    cols, rows, (tw, th) = montage_layout(len(clips), cols, tile)
+def _render(plan: MontagePlan, out: Path, key: str, *, progress: bool, t_start: float) -> RenderStats:
+    """Render, compose and encode ``plan``'s tiles to ``out`` under its rule's header, and write its record with the
+    input ``key``."""
+    cols, n_chosen = plan.cols, len(plan.chosen)
+    if plan.variant == "both" and cols is None:  # keep each pair on one row
+        cols = 2 * max(1, min(n_chosen, 1 if n_chosen == 1 else round(math.sqrt(2.0 * n_chosen / 3.0))))
+    clips = _load_clips(plan)
+    cols, rows, (tw, th) = montage_layout(len(clips), cols, plan.tile)
     timing = FrameTiming()
     with tempfile.TemporaryDirectory(prefix="montage_") as tmp:
         bar = console.bar(progress, total=len(clips), desc="montage tiles", unit="tile", dynamic_ncols=True)
         stores = []
         for k, clip in enumerate(clips):
-            stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), fps, timing))
+            stores.append(_render_tile(clip, Path(tmp) / f"{k}.npy", (tw, th), plan.fps, timing))
             bar.update(1)
         bar.close()
-        header = rule_header(rule, cols * tw, max(10, min(18, cols * tw // 120)))  # on every montage
-        n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, fps)
+        header = rule_header(plan.rule, cols * tw, max(10, min(18, cols * tw // 120)))  # on every montage
+        n = write_mp4(_compose(stores, cols, rows, (tw, th), header), out, plan.fps)
         del stores  # close the memory maps before the folder goes
     secs = _time.perf_counter() - t_start
     size = (cols * tw, rows * th + (0 if header is None else header.shape[0]))
-    atomic_write_text(
-        montage_record_path(out),
-        json.dumps(
-            {
-                "montage": out.name,
-                "study": str(study_path.resolve()),
-                "key": key,
-                "frames": n,
-                "size": list(size),
-                "tile": [tw, th],
-                "grid": [cols, rows],
-                "variant": variant,
-                "rollouts": [_name(i, r) for i, r in chosen],
-                "left_out": len(left_out),
-                "left_out_rollouts": left_out,
-                "render_s": secs,
-                "rule": rule,
-            },
-            indent=1,
-        )
-        + "\n",
-    )
-    return RenderStats(
-        out,
-        n,
-        size,
-        secs,
-        1000.0 * timing.render_s / max(timing.frames, 1),
-        left_out=len(left_out),
-        left_out_names=tuple(left_out),
-    )
-
-
-def _name(i: int, r: dict) -> str:
-    """A tile's name in the montage's record: its sequence (else object, else index)."""
-    return str(r.get("sequence") or r.get("object") or i)
+    record = {
+        "montage": out.name,
+        "study": str(plan.study_path.resolve()),
+        "key": key,
+        "frames": n,
+        "size": list(size),
+        "tile": [tw, th],
+        "grid": [cols, rows],
+        "variant": plan.variant,
+        "rollouts": [e.name for _, e in plan.chosen],
+        "left_out": len(plan.left_out),
+        "left_out_rollouts": plan.left_out,
+        "render_s": secs,
+        "rule": plan.rule,
+    }
+    atomic_write_text(montage_record_path(out), json.dumps(record, indent=1) + "\n")
+    ms = 1000.0 * timing.render_s / max(timing.frames, 1)
+    return RenderStats(out, n, size, secs, ms, left_out=len(plan.left_out), left_out_names=tuple(plan.left_out))
 
 
 def _choose(
-    study: dict,
+    study: StudyRecord,
     study_path: Path,
     objects: Sequence[str] | None,
     variants: Sequence[str],
     max_clips: int | None,
     key: str = "rollouts",
-) -> tuple[list[tuple[int, dict]], list[str], str]:
+) -> tuple[list[tuple[int, StudyRollout]], list[str], str]:
     """(the rollouts a montage shows: those with an ablation run where one is drawn, at most ``max_clips`` tiles by
     :func:`~.montage_pick.pick_tiles`; the names left out; the selection's rule)."""
     chosen = select_rollouts(study, objects, study_path, key=key)
     if "ablation" in variants:
-        chosen = [(i, r) for i, r in chosen if isinstance(r.get("ablation"), dict)]
+        chosen = [(i, e) for i, e in chosen if e.record.ablation is not None]
         if not chosen:
             raise DataError(study_path, "rollouts[].ablation", "no rollout has a contact-ablation run")
     picked, rule = pick_tiles(chosen, None if max_clips is None else max(1, max_clips // len(variants)))
     shown = {i for i, _ in picked}
     if max_clips == MONTAGE_MAX_CLIPS:
         rule = f"{rule}; {READABLE_RULE}"
-    return picked, [_name(i, r) for i, r in chosen if i not in shown], rule
+    return picked, [e.name for i, e in chosen if i not in shown], rule
 
 
 def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
@@ -315,30 +294,28 @@ def _up_to_date(out: Path, record_path: Path, key: str) -> dict | None:
     return rec if isinstance(rec, dict) and rec.get("key") == key else None
 
 
-def _load_clips(
-    chosen: list[tuple[int, dict]], variants: Sequence[str], study_dir: Path, study_path: Path, thickness: float | None
-) -> list[Clip | str]:
+def _load_clips(plan: MontagePlan) -> list[Clip | str]:
     """Every tile's :class:`Clip`, checked with its meshes; an unstable rollout with no finite frame becomes its
     title (a placeholder tile). Raises DataError: any other bad input."""
     clips: list[Clip | str] = []
-    for i, r in chosen:
-        for v in variants:
+    for i, e in plan.chosen:
+        for v in _VARIANTS[plan.variant]:
             try:
                 clips.append(
                     load_clip(
-                        r,
-                        study_dir,
+                        e,
+                        plan.study_dir,
                         variant=v,
-                        source=study_path,
-                        field_prefix=f"rollouts[{i}].",
-                        support_thickness=thickness,
+                        source=plan.study_path,
+                        field_prefix=f"{e.field}.",
+                        settings=plan.settings,
                     )
                 )
             except DataError as exc:
-                oc = (r.get("ablation") or {}).get("outcome") if v == "ablation" else r.get("outcome")
-                if oc == "unstable" and "no frames" in str(exc):
+                run = e.record.ablation if v == "ablation" else e.record
+                if run is not None and run.outcome == UNSTABLE and "no frames" in str(exc):
                     clips.append(
-                        f"{r.get('object', f'rollout {i}')}" + (" (contact ablation)" if v == "ablation" else "")
+                        str(e.record.object or f"rollout {i}") + (" (contact ablation)" if v == "ablation" else "")
                     )
                     continue
                 raise
@@ -359,7 +336,7 @@ def _render_tile(
             blank[0],
             [
                 (clip, (245, 245, 245)),
-                ("result: unstable", OUTCOME_RGB["unstable"]),
+                (f"result: {UNSTABLE}", OUTCOME_RGB[UNSTABLE]),
                 ("no frames saved", (245, 245, 245)),
             ],
         )
@@ -375,7 +352,7 @@ def _render_tile(
             clip.track,
             clip.hand_mjcf,
             clip.objects,
-            support_height=clip.support,
+            support=clip.support,
             size=(tw, ih),
             fps=fps,
             camera=clip_camera(clip, tw / ih, top_clear=0.0),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from replay.output.render.clip import StudyRollout
 from replay.protocol.diagnosis import display_outcome
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Word
@@ -16,9 +17,8 @@ from replay.results.verdict_record import Word
 CLASS_ORDER = (*(w.value for w in Word), "lifted", "not lifted", "unstable", "stuck")
 
 
-def outcome_class(r: dict) -> str:
-    """A rollout's (study row or rollout JSON) class: its verdict, else its outcome as the report says it."""
-    row = StudyRow.from_dict(r)
+def outcome_class(row: StudyRow) -> str:
+    """A study row's class: its verdict, else its outcome as the report says it."""
     return row.verdict.word.value if row.verdict is not None else str(display_outcome(row.outcome))
 
 
@@ -44,11 +44,11 @@ def _quotas(sizes: dict[str, int], k: int) -> dict[str, int]:
     return q
 
 
-def _by_object_in_turn(items: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+def _by_object_in_turn(items: list[tuple[int, StudyRollout]]) -> list[tuple[int, StudyRollout]]:
     """``items`` reordered one object at a time: each object's first, then each one's second, ..."""
     per: dict[str, list] = defaultdict(list)
     for it in items:
-        per[str(it[1].get("object"))].append(it)
+        per[str(it[1].record.object)].append(it)
     out, depth = [], 0
     while len(out) < len(items):
         out += [lst[depth] for lst in per.values() if depth < len(lst)]
@@ -56,7 +56,9 @@ def _by_object_in_turn(items: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
     return out
 
 
-def pick_tiles(rolls: list[tuple[int, dict]], max_tiles: int | None) -> tuple[list[tuple[int, dict]], str]:
+def pick_tiles(
+    rolls: list[tuple[int, StudyRollout]], max_tiles: int | None
+) -> tuple[list[tuple[int, StudyRollout]], str]:
     """(the chosen of ``rolls`` ((index, rollout) in study order), at most ``max_tiles`` (None: all), grouped by
     class; the rule as one sentence with the counts)."""
     n = len(rolls)
@@ -64,7 +66,7 @@ def pick_tiles(rolls: list[tuple[int, dict]], max_tiles: int | None) -> tuple[li
         return list(rolls), f"every recording ({n})"
     groups: dict[str, list] = defaultdict(list)
     for it in rolls:
-        groups[outcome_class(it[1])].append(it)
+        groups[outcome_class(it[1].row)].append(it)
     order = [c for c in CLASS_ORDER if c in groups] + [c for c in groups if c not in CLASS_ORDER]
     q = _quotas({c: len(groups[c]) for c in order}, max_tiles)
     chosen = []

@@ -59,42 +59,59 @@ def caption_band(
     own_rows: int = 1,
 ) -> np.ndarray:
     """A montage tile's caption band above its picture, (height, width, 3) uint8: :func:`clip_overlay`'s ``lines``,
-    the first ``own_rows`` a row each, the status lines side by side, then the last line; text ``tile_h / 18`` px
-    (at least 10); ``height`` px default ``own_rows`` + 2 rows, even."""
+    the first ``own_rows`` a row each (wrapped to ``width``), the status lines side by side, then the last line (each
+    shortened to fit); text ``tile_h / 18`` px (at least 10); ``height`` px default every row, even."""
     px = max(10, int(round(tile_h / 18)))
     font = _font(px)
     pad, gap = max(3, px // 3), max(1, px // 5)
     own = max(1, min(own_rows, len(lines) - 2))
+    if len(lines) >= 3:
+        heads = [[(part, rgb)] for text, rgb in lines[:own] for part in wrap_text(text, font, width - 2 * pad)]
+        rows = [*heads, list(lines[own:-1]), [lines[-1]]]
+    else:
+        rows = [[ln] for ln in lines]
     if height is None:
-        height = (own + 2) * (px + gap) + 2 * pad - gap
+        height = len(rows) * (px + gap) + 2 * pad - gap
         height += height % 2
     band = Image.new("RGB", (width, height), (16, 16, 16))
     d = ImageDraw.Draw(band)
-    rows = (
-        [[ln] for ln in lines[:own]] + [list(lines[own:-1]), [lines[-1]]] if len(lines) >= 3 else [[ln] for ln in lines]
-    )
     y = pad
     for row in rows:
         x = pad
         for text, rgb in row:
+            text = shorten_text(text, font, width - pad - x)
             d.text((x, y), text, font=font, fill=tuple(int(c) for c in rgb))
             x += int(font.getlength(text + "  "))
         y += px + gap
     return np.asarray(band, dtype=np.uint8)
 
 
-def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
-    """A montage's header, (h, width, 3) uint8, h even: ``rule`` wrapped to ``width`` px in ``px`` px text."""
-    font = _font(px)
-    words, rows, cur = rule.split(), [], ""
-    for w in words:
-        trial = f"{cur} {w}".strip()
-        if cur and font.getlength(trial) > width - 2 * px:
+def wrap_text(text: str, font, width: float) -> list[str]:
+    """``text`` in rows at most ``width`` px wide in ``font`` (at word breaks; a word wider alone shortened)."""
+    rows, cur = [], ""
+    for w in text.split(" "):
+        trial = f"{cur} {w}" if cur else w
+        if cur and font.getlength(trial) > width:
             rows.append(cur)
             cur = w
         else:
             cur = trial
-    rows.append(cur)
+    return [shorten_text(r, font, width) for r in [*rows, cur]]
+
+
+def shorten_text(text: str, font, width: float) -> str:
+    """``text``, or its longest start that fits ``width`` px in ``font`` with an ellipsis."""
+    if font.getlength(text) <= width:
+        return text
+    while text and font.getlength(text + "\u2026") > width:
+        text = text[:-1]
+    return text.rstrip() + "\u2026"
+
+
+def rule_header(rule: str, width: int, px: int = 16) -> np.ndarray:
+    """A montage's header, (h, width, 3) uint8, h even: ``rule`` wrapped to ``width`` px in ``px`` px text."""
+    font = _font(px)
+    rows = wrap_text(" ".join(rule.split()), font, width - 2 * px)
     h = len(rows) * (px + 4) + px
     h += h % 2
     img = Image.new("RGB", (width, h), (16, 16, 16))
@@ -176,8 +193,8 @@ def overlay_status(clip: Clip, said: str = "result") -> Callable[[int], list[tup
             if i < decided or shake_held is None:
                 return [(result, oc), ("shake test...", grey)]
             if shake_held:
-                return [(result, oc), ("shake: held", OUTCOME_RGB["lifted"])]
-            return [(f"{said}: shaken loose", OUTCOME_RGB["not_lifted"])]
+                return [(result, oc), ("shake: held", OUTCOME_RGB[LIFTED])]
+            return [(f"{said}: shaken loose", OUTCOME_RGB[NOT_LIFTED])]
         if i >= judged:
             return [(result, oc)]
         return [(f"{name}...", grey)]

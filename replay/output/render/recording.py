@@ -4,7 +4,6 @@ recorded landmarks / MANO vertices) and every object, around ``grasp_frame`` (do
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 import mujoco
@@ -16,16 +15,13 @@ from replay.data.types import Recording
 from replay.errors import DataError
 from replay.kinematics.coords import complete_hand
 from replay.output.render.camera import FALLEN_BELOW_M, frame_camera
-from replay.output.render.clip import (
-    DEFAULT_SUPPORT_THICKNESS,
-    PoseTrack,
-    SceneObject,
-    Support,
-)
+from replay.output.render.clip import PoseTrack, SceneObject, Support
 from replay.output.render.hand_points import VERTEX_STRIDE, points_decorator, skeleton_decorator
 from replay.output.render.style import OBJECT_RGBA
 from replay.output.render.video import RenderStats, prepare_output, render_mp4
 from replay.protocol.protocols.base import protocol_named
+from replay.results.records import StudyRecord
+from replay.results.study_rows import StudyRow
 
 log = logging.getLogger(__name__)
 
@@ -212,8 +208,9 @@ def recording_support(rec: Recording, thickness: float | None = None) -> Support
     extent = None
     if table is not None and getattr(table.get("asset"), "visual_mesh", None) is not None:
         extent = support_extent(rec)
-    th = DEFAULT_SUPPORT_THICKNESS if thickness is None else float(thickness)
-    return Support(float(rec.support_height), extent, th)
+    if thickness is None:
+        return Support(float(rec.support_height), extent)
+    return Support(float(rec.support_height), extent, float(thickness))
 
 
 def _default_hand(side: str) -> Path:
@@ -265,7 +262,7 @@ def render_recording(
         track,
         mjcf,
         objects=objects,
-        support_height=support,
+        support=support,
         size=size,
         fps=fps,
         overlay=overlay,
@@ -291,22 +288,11 @@ def _recording_camera(rec: Recording, track: PoseTrack, objects: list[SceneObjec
     )
 
 
-def find_rollout(study: dict, dataset: str, sequence: str, *, protocol: str = "lift") -> tuple[int, dict] | None:
-    """(index, row) of (dataset, sequence) in the study's rows of ``protocol``, or None."""
-    rows = study.get(protocol_named(protocol).rows_field) or []
-    for i, r in enumerate(rows):
-        if str(r.get("dataset", study.get("dataset"))) == dataset and str(r.get("sequence")) == sequence:
+def find_rollout(study: StudyRecord, dataset: str, sequence: str, *, protocol: str = "lift") -> tuple[int, dict] | None:
+    """(index, row) of (dataset, sequence) in the study's rows of ``protocol`` (a row's own ``dataset`` over the
+    study's), or None."""
+    for i, r in enumerate(study.rows_of(protocol_named(protocol).rows_field)):
+        row = StudyRow.from_dict(r)
+        if str(row.extra.get("dataset", study.dataset)) == dataset and str(row.sequence) == sequence:
             return i, r
     return None
-
-
-__all__: Sequence[str] = (
-    "scene_window",
-    "hand_body_poses",
-    "recording_scene",
-    "recording_support",
-    "render_recording",
-    "find_rollout",
-    "WINDOW_TRACKED_S",
-    "WINDOW_UNTRACKED_S",
-)

@@ -16,7 +16,7 @@ import numpy as np
 from replay.errors import OutputError
 from replay.fileio import atomic_path
 from replay.output.render.camera import CameraView, clip_camera, frame_camera
-from replay.output.render.clip import PoseTrack, SceneObject, Support, load_clip
+from replay.output.render.clip import PoseTrack, SceneObject, StudyRollout, Support, load_clip
 from replay.output.render.model import apply_poses, build_render_model, mocap_index
 from replay.output.render.overlay import clip_overlay, draw_overlay
 
@@ -81,7 +81,7 @@ def render_frames(
     hand_mjcf: str | Path | None,
     objects: Sequence[SceneObject],
     *,
-    support_height: float | Support | None,
+    support: Support | None,
     size: tuple[int, int] = (640, 480),
     fps: float = 30.0,
     overlay: Callable[[int], list[tuple[str, tuple[int, int, int]]]] | None = None,
@@ -93,7 +93,7 @@ def render_frames(
 
     Args:
         track: body poses of every hand body of ``hand_mjcf`` and every ``objects[i].body``.
-        hand_mjcf, objects, support_height, size: see :func:`build_render_model`.
+        hand_mjcf, objects, support, size: see :func:`build_render_model`.
         overlay: a *saved* frame index to overlay lines, or None.
         camera: fixed view, default :func:`frame_camera` over the whole track.
         timing: adds each frame's render time where given.
@@ -104,7 +104,7 @@ def render_frames(
     """
     _check_gl()
     w, h = int(size[0]), int(size[1])
-    model = build_render_model(hand_mjcf, objects, support_height, size=(w, h))
+    model = build_render_model(hand_mjcf, objects, support, size=(w, h))
     mids, cols = mocap_index(model, track)
     cam = (camera or _default_camera(model, track, objects, w / h)).mjv()
     data = mujoco.MjData(model)
@@ -202,7 +202,7 @@ def write_mp4(frames: Iterable[np.ndarray], out_path: str | Path, fps: float = 3
 
 
 def render_clip(
-    rollout: dict,
+    rollout: dict | StudyRollout,
     study_dir: str | Path,
     out_path: str | Path,
     *,
@@ -224,7 +224,7 @@ def render_clip(
         clip.track,
         clip.hand_mjcf,
         objects=clip.objects,
-        support_height=clip.support,
+        support=clip.support,
         size=size,
         fps=fps,
         overlay=clip_overlay(clip),
