@@ -301,7 +301,7 @@ def run_bridge(
     rows: list[dict],
     out: Path,
     base: ReplayConfig | None = None,
-    workers: int = 1,
+    workers: int = 0,
     log=print,
 ) -> dict:
     """Run (or resume) the bridge and write ``out`` after every recording (module doc).

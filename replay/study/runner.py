@@ -25,8 +25,9 @@ from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.study.cross_checks import add_cross_checks, study_judge
+from replay.study.executor import Executor
+from replay.study.executor import executor as study_executor
 from replay.study.job import Job, config_hash, failed_recordings, job_config, run_job_safe
-from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
 from replay.study.progress import sample_worlds
 from replay.study.resume import (
@@ -113,7 +114,7 @@ def run_study(
     data_dir: str | Path | None = None,
     progress: bool = True,
     ablation_only: bool = False,
-    executor: str = "pool",
+    executor: Executor = Executor.POOL,
     address: str | None = None,
     verbose: bool = False,
     protocols: tuple[str, ...] | list[str] = ("lift",),
@@ -140,7 +141,8 @@ def run_study(
         resume: skip sequences whose rollout JSON has the same config hash and unchanged inputs.
         data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
         ablation_only: rerun only the contact ablation of the selected recordings.
-        executor: ``pool`` or ``ray``; address: Ray cluster address (default: a local Ray).
+        executor: where the jobs run (:class:`replay.study.executor.Executor`; ``workers`` 0: in this process);
+            address: Ray cluster address (default: a local Ray).
         verbose: let Warp/Newton print their own messages.
         protocols: the registered protocols each recording is replayed under.
         recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
@@ -450,8 +452,8 @@ class _StudyRun:
         self.study = write_or_stop(self.write)
         self.n_new, self.t_summary = 0, time.perf_counter()
 
-    def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.pool.study_executor`);
+    def execute(self, workers: int, executor: Executor, address: str | None) -> dict:
+        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.executor.executor`);
         returns the study dict.
 
         Raises:
@@ -474,7 +476,7 @@ class _StudyRun:
             run_batch(
                 self.todo,
                 run_job_safe,
-                executor=study_executor(workers, executor, address, say=self.con.say),
+                executor=study_executor(Executor(executor), workers, address=address, say=self.con.say),
                 on_result=self.done,
                 label="study",
                 name=lambda j: j.key.text,
