@@ -177,7 +177,7 @@ class Variant:
             del d["options"]
         return d
 
-    def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
+    def transform_targets(self, pos, quat_xyzw, *, vel, omega, acc, center):
         """Wrist targets moved by the rigid perturbation about ``center`` (3,) m, the wrist at the grasp frame: ``(pos,
         quat_xyzw, vel, omega, acc)``, new arrays (world; m, xyzw, m/s, rad/s, m/s^2; each (F, 3) or (F, 4))."""
         if not self.perturbs_wrist:

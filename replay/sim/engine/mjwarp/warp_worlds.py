@@ -133,7 +133,7 @@ def _batched(a, nworld: int) -> np.ndarray:
     raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
 
 
-def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
+def set_effort_limits(m, worlds: list[WarpWorld], *, layout: MjLayout, scene) -> None:
     """Write each world's finger force ranges (N·m, :func:`finger_limits`) into ``m``'s per-world
     ``actuator_forcerange`` (newton 1.8 compiles them from the template world only).
 
@@ -152,7 +152,7 @@ def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
     m.actuator_forcerange.assign(fr)
 
 
-def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
+def read_back(m, solver, worlds: list[WarpWorld], *, layout: MjLayout, scene) -> None:
     """Per world: object friction, finger force range (N·m) and object mass (kg) as ``m`` holds them, compared with the
     variant's (rtol 1e-6, float32) and stored in its ``readback``.
 

@@ -74,7 +74,7 @@ def set_options(m: mujoco.MjModel, options) -> dict:
     return got
 
 
-def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
+def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, *, prebuilt_ablation: bool = False) -> dict:
     """Edit a world's compiled model for ``v`` and read every edited value back (for the results). Ablation:
     :func:`ablate_hand_object` unless ``prebuilt_ablation``. Friction: the fewest geoms' ``geom_friction[:, 0]`` giving
     every hand-object contact the value (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; other pair

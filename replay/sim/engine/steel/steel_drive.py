@@ -86,7 +86,7 @@ class SteelFingerDrive:
 
     @classmethod
     def from_gains(
-        cls, hand_q_start: int, hand_qd_start: int, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
+        cls, hand_q_start: int, hand_qd_start: int, *, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
     ) -> SteelFingerDrive:
         """The drive of the hand whose coords start at ``hand_q_start`` and DOFs at ``hand_qd_start``; ``kp``, ``kd``,
         ``effort`` (15, 3), N·m/rad, N·m·s/rad, N·m.
