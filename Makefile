@@ -108,7 +108,7 @@ bench-warp: fetch
 # tests/test_doc_figures.py does); `REPLAY_MIRROR=<dir> make docs-results` reruns the runs those
 # files summarize on this tree (GRAB's 30 lifts: the study, the hug-oracle protocol, the bridge, the sampled
 # verdict with the corruptions (grab-trust.json: the README's first table, docs/verdict.md's p_lift), the landmark IK
-# on zerohand and on the fitted hand (grab-hand-fit.json: docs/hand.md), the
+# on zerohand, the fitted hand and myhand (grab-hand-fit.json, grab-hand-shapes.json: docs/hand.md), the
 # default test suite, whose tests/test_doc_figures.py sees the blocks already rewritten), rewrites the files
 # with this commit and date, then the blocks.
 RESULTS := docs/results
@@ -137,6 +137,9 @@ docs-results: setup
 	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape fitted --out $(FIG_OUT)/hand/fitted.json
 	$(PY) scripts/tables.py summarize pose_mapping $(FIG_OUT)/hand/zerohand.json $(FIG_OUT)/hand/fitted.json --out $(RESULTS)/grab-hand-fit.json \
 	    --made-by "python scripts/validate_pose_mapping.py --dataset grab --window grasp --data \$$REPLAY_MIRROR --hand-shape zerohand|fitted --out $(FIG_OUT)/hand/SHAPE.json"
+	$(PY) scripts/validate_pose_mapping.py --dataset grab --window grasp --data $(FIG_DATA) --hand-shape myhand --out $(FIG_OUT)/hand/myhand.json
+	$(PY) scripts/tables.py summarize pose_mapping $(FIG_OUT)/hand/zerohand.json $(FIG_OUT)/hand/myhand.json --out $(RESULTS)/grab-hand-shapes.json \
+	    --made-by "python scripts/validate_pose_mapping.py --dataset grab --window grasp --data \$$REPLAY_MIRROR --hand-shape zerohand|myhand --out $(FIG_OUT)/hand/SHAPE.json"
 	$(MAKE) docs
 	$(PY) -m pytest -q --junitxml=$(FIG_OUT)/tests.xml; \
 	$(PY) scripts/tables.py summarize junit $(FIG_OUT)/tests.xml --out $(RESULTS)/tests.json \

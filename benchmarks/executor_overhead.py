@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from replay.config import ReplayConfig
+from replay.study.executor import Executor
 from replay.study.runner import run_study
 
 
@@ -54,8 +55,8 @@ def main() -> int:
         t0 = time.perf_counter()
         ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
         res["ray_init_s"] = time.perf_counter() - t0
-        res["ray_cold"] = study("ray_cold", executor="ray")
-        res["ray_warm"] = study("ray_warm", executor="ray")
+        res["ray_cold"] = study("ray_cold", executor=Executor.RAY)
+        res["ray_warm"] = study("ray_warm", executor=Executor.RAY)
         f = ray.remote(_noop)
         ray.get(f.remote())
         t0 = time.perf_counter()

@@ -148,7 +148,7 @@ def test_numba_wrist_law_equals_the_reference_controller(scene_and_plan):
         wrist.wrench(d.qpos, d.qvel, d.xipos, lay.hand_qadr, lay.hand_vadr, lay.root, lay.hand_bodies,
                      batch.body_mass, batch.par, tgt, out)
         batch.sync_state(0, state)
-        ref = ctl.wrench(state, tgt[:3], tgt[[4, 5, 6, 3]], tgt[7:10], tgt[10:13], tgt[13:16])
+        ref = ctl.wrench(state, tgt[:3], tgt[[4, 5, 6, 3]], vel=tgt[7:10], omega=tgt[10:13], acc=tgt[13:16])
         # force ~3 N (weight) + PD; float32 coordinates in the reference: 1e-3 N, 1e-4 N·m
         assert np.allclose(out[:3], ref[:3], atol=2e-3), (k, out, ref)
         assert np.allclose(out[3:], ref[3:], atol=2e-4), (k, out, ref)

@@ -80,8 +80,8 @@ def test_authored_law_equals_mujoco_actuators(hand):
     m, report, ipos = hand
     d = mujoco.MjData(m)
     ids = _wrist_actuators(m)
-    par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], np.zeros(6), 0.4, ipos,
-                             law="authored_actuators", gravity_compensation=False)
+    par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], d_passive=np.zeros(6), hand_mass=0.4,
+                             root_com_local=ipos, law="authored_actuators", gravity_compensation=False)
     rng = np.random.default_rng(7)
     out = np.zeros(6)
     for p, q, v, w_local, tp, tq in _states(rng, 50):
@@ -123,8 +123,8 @@ def test_gravity_compensation_switch(hand):
     tgt[wrist.T_POS + 2], tgt[wrist.T_QUAT] = 1.0, 1.0
     xipos = np.array([[0, 0, 0], [0, 0, 1.0] + ipos])
     for on, out in ((True, out_on), (False, out_off)):
-        par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], np.zeros(6), 0.4, ipos,
-                                 gravity_compensation=on, **kw)
+        par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], d_passive=np.zeros(6),
+                                 hand_mass=0.4, root_com_local=ipos, gravity_compensation=on, **kw)
         wrist.wrench(qpos, qvel, xipos, 0, 0, 1, np.array([1]), np.array([0.0, 0.4]), par, tgt, out)
     assert out_on[2] - out_off[2] == pytest.approx(0.4 * wrist.G, rel=1e-12)
 
@@ -201,8 +201,8 @@ def test_warp_wrist_kernel_equals_numba_law(hand, law, gcomp):
     from replay.sim.engine.mjwarp.warp_kernels import wrist_kernel
 
     m, report, ipos = hand
-    par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], np.full(6, 5.0), 0.4, ipos,
-                             law=law, gravity_compensation=gcomp)
+    par = wrist.wrist_params(report.wrist_gains["kp"], report.wrist_gains["kd"], d_passive=np.full(6, 5.0),
+                             hand_mass=0.4, root_com_local=ipos, law=law, gravity_compensation=gcomp)
     rng = np.random.default_rng(3)
     rows = list(_states(rng, 8))
     N = len(rows)

@@ -93,14 +93,14 @@ def test_flutter_margins_raise_damping_where_short(caplog):
     m = np.full(45, 1e-3)
     ke = np.full(45, 30.0)
     with caplog.at_level(logging.WARNING, logger="replay.sim.silent_failures"):
-        recs = flutter_margins(q, m, ke, np.full(45, 0.01), np.zeros(45), cfg)
+        recs = flutter_margins(q, m, ke=ke, damping=np.full(45, 0.01), kd=np.zeros(45), config=cfg)
     said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert all("below 1.25 x its ball-drive flutter bound" in x for x in said)
     assert len(said) == sum(x["raised_to"] is not None for x in recs) == 15  # one line per joint raised
     r = recs[0]
     assert r["theta_max"] == pytest.approx(1.24)
     assert r["margin"] < 1 and r["raised_to"] == pytest.approx(1.25 * r["d_crit"])  # the table's safety
-    ok = flutter_margins(q, m, ke, np.full(45, 0.01), np.full(45, 0.35), cfg)
+    ok = flutter_margins(q, m, ke=ke, damping=np.full(45, 0.01), kd=np.full(45, 0.35), config=cfg)
     assert all(x["raised_to"] is None and x["margin"] > 2 for x in ok)
 
 

@@ -125,7 +125,8 @@ def test_drive_kernel_is_the_mujoco_engines_law(bare_model):
     kp = np.full((15, 3), 30.0)
     kd = rng.uniform(0.3, 0.4, (15, 3))
     eff = np.full((15, 3), 0.4)
-    drive = SteelFingerDrive.from_gains(info["hand_q_start"], info["hand_qd_start"], kp, kd, eff, "cpu")
+    drive = SteelFingerDrive.from_gains(info["hand_q_start"], info["hand_qd_start"], kp=kp, kd=kd, effort=eff,
+                                        device="cpu")
     q = Rotation.from_rotvec(rng.normal(0, 0.6, (15, 3)))
     tgt = Rotation.from_rotvec(rng.normal(0, 0.6, (15, 3))) * q
     w_p = rng.normal(0, 2.0, (15, 3))  # parent-anchor frame
@@ -167,8 +168,8 @@ def test_support_carries_the_objects_weight(window, capsule_rhand):
     obj = batch.layout.object_geoms
     n, nf, fsum, _, _ = steel_signals.hand_object_signals(
         int(c.rigid_contact_count.numpy()[0]), c.rigid_contact_shape0.numpy(), c.rigid_contact_shape1.numpy(),
-        c.rigid_contact_normal.numpy(), batch.obs.contact_f.numpy(), support, obj,
-        scene.model.shape_material_mu.numpy(), 1e-6)
+        normal=c.rigid_contact_normal.numpy(), force=batch.obs.contact_f.numpy(), hand_shapes=support,
+        object_shapes=obj, shape_mu=scene.model.shape_material_mu.numpy(), force_min=1e-6)
     assert n >= 3 and nf >= 1
     assert fsum == pytest.approx(scene.object_mass * GRAVITY, rel=0.05)
 

@@ -104,7 +104,8 @@ def test_a_jobs_logged_warnings_come_back_with_its_result_not_on_the_terminal(ca
     log = logging.getLogger("replay")
     handlers = log.handlers[:]
     with console.kept_warnings() as kept:
-        recs = flutter_margins(q, np.full(45, 1e-3), np.full(45, 30.0), np.full(45, 0.01), np.zeros(45), ReplayConfig())
+        recs = flutter_margins(q, np.full(45, 1e-3), ke=np.full(45, 30.0), damping=np.full(45, 0.01), kd=np.zeros(45),
+                               config=ReplayConfig())
         warnings.warn("a library's note", UserWarning, stacklevel=1)
     raised = [r for r in recs if r["raised_to"] is not None]
     assert len(raised) == 15 and kept[0] == "UserWarning: a library's note"

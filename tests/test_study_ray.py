@@ -9,6 +9,7 @@ import pytest
 from test_study import SHORT, _strip
 
 from replay.config import ReplayConfig
+from replay.study.executor import Executor
 from replay.study.runner import run_study
 
 pytestmark = pytest.mark.needs_data
@@ -34,14 +35,14 @@ def test_ray_gives_the_pools_results_and_resumes(tmp_path, mirror, local_ray):
                      progress=False, data_dir=mirror)
     out = tmp_path / "ray" / "study.json"
     rs = run_study("grab", out, cfg, objects=OBJECTS, ablation=False, progress=False, data_dir=mirror,
-                   executor="ray")
+                   executor=Executor.RAY)
     assert rs["failed"] == {} and rs["counts"]["rollouts"] == len(OBJECTS)
     for a, b in zip(pool["rollouts"], rs["rollouts"]):
         assert _strip({k: v for k, v in a.items() if k != "rtf"}) == _strip({k: v for k, v in b.items() if k != "rtf"})
     # resume through Ray: nothing left to run, the rollouts kept as they are
     stamp = {p.name: p.stat().st_mtime_ns for p in (out.parent / "study_rollouts").glob("*.json")}
     again = run_study("grab", out, cfg, objects=OBJECTS, ablation=False, progress=False, data_dir=mirror,
-                      executor="ray", resume=True)
+                      executor=Executor.RAY, resume=True)
     assert again["counts"]["resumed"] == len(OBJECTS) and again["rollouts"] == rs["rollouts"]
     assert {p.name: p.stat().st_mtime_ns for p in (out.parent / "study_rollouts").glob("*.json")} == stamp
 

@@ -51,7 +51,9 @@ def main(argv=None) -> int:
     p.add_argument("--factors", default=None, help="factor names (comma-separated) or a JSON file of factors")
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: the lifts)")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
-    p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
+    p.add_argument(
+        "--workers", type=int, default=0, help="worker processes, one recording each; 0: in this process (default)"
+    )
     a = p.parse_args(argv)
     from replay.data.locate import dataset_dir
     from replay.study.attribution import run_attribution
@@ -66,7 +68,7 @@ def main(argv=None) -> int:
         a.data,
         manosim_dir=dataset_dir("manosim", a.data),
         factors=factors,
-        workers=max(1, a.workers),
+        workers=max(0, a.workers),
         log=console.out,
         partial=lambda r: atomic_write_text(out, json.dumps(r, indent=1, default=str)),
     )

@@ -41,7 +41,9 @@ def main(argv=None) -> int:
     p.add_argument("--objects", default=None, help="comma-separated objects or sequences (default: the lifts)")
     p.add_argument("--rows", default=None, help="comma-separated row ids (default: every row)")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
-    p.add_argument("--workers", type=int, default=1, help="processes, one recording each")
+    p.add_argument(
+        "--workers", type=int, default=0, help="worker processes, one recording each; 0: in this process (default)"
+    )
     p.add_argument(
         "--physics",
         choices=["replay", "authored"],
@@ -80,7 +82,7 @@ def main(argv=None) -> int:
         rows=rows,
         out=out,
         base=base,
-        workers=max(1, a.workers),
+        workers=max(0, a.workers),
         log=console.out,
     )
     md = bridge_markdown(res)

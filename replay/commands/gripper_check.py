@@ -26,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--objects", default=None, help="comma-separated object names (default: all)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--data", default=None, help="staged data folder; falls back to $REPLAY_MIRROR")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "--workers", type=int, default=0, help="worker processes, one recording each; 0: in this process (default)"
+    )
     p.add_argument("--pad-friction", type=float, default=None, help="pad sliding friction (default 1.0)")
     return p
 
@@ -45,7 +47,7 @@ def main(argv=None) -> int:
         fixture = dataclasses.replace(fixture, pad_friction=a.pad_friction)
     objects = [s.strip() for s in a.objects.split(",") if s.strip()] if a.objects else None
     try:
-        rec = run_gripper_check(a.dataset, a.out, a.data, objects=objects, fixture=fixture, workers=max(1, a.workers))
+        rec = run_gripper_check(a.dataset, a.out, a.data, objects=objects, fixture=fixture, workers=max(0, a.workers))
     except ReplayError as e:
         return report(e)
     html = Path(a.out) / "gripper.html"

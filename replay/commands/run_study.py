@@ -28,6 +28,7 @@ from replay.sim.hand_assets import HAND_SHAPES
 from replay.study.config_layers import layered_config
 from replay.study.corruptions import corruption_names
 from replay.study.end_table import end_lines, failure_lines, input_flag_lines, primary_rows
+from replay.study.executor import Executor
 from replay.study.presets import preset_names
 from replay.study.sampling_setup import DEFAULT_SAMPLES
 from replay.study.verdict_conditions import condition_names
@@ -120,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--executor",
-        choices=["pool", "ray"],
-        default="pool",
+        choices=Executor.cli_choices(),
+        default=Executor.POOL.value,
         help="pool: worker processes on this machine (default); ray: one Ray task per recording "
         "(pip install 'grasp-replay[cluster]')",
     )
@@ -291,7 +292,8 @@ def print_outcome(study: dict) -> None:
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_args(argv)
-    if a.address and a.executor != "ray":
+    executor = Executor(a.executor)
+    if a.address and executor is not Executor.RAY:
         p.error("--address needs --executor ray")
     try:
         cfg = config_from_args(a)
@@ -312,7 +314,7 @@ def main(argv=None) -> int:
             data_dir=a.data,
             progress=not a.quiet,
             ablation_only=a.ablation_only,
-            executor=a.executor,
+            executor=executor,
             address=a.address,
             verbose=a.verbose,
             protocols=[x.strip() for x in a.protocol.split(",") if x.strip()],
@@ -329,7 +331,7 @@ def main(argv=None) -> int:
     except ReplayError as e:
         return report(e)
     except KeyboardInterrupt:  # the study wrote what is done and said how to resume
-        if a.executor == "pool":
+        if executor is Executor.POOL:
             # leave now: the exit handlers joining the pool's threads can take long on a loaded machine
             console.flush()
             os._exit(EXIT_INTERRUPTED)

@@ -28,7 +28,9 @@ def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
     pos, quat, vel, om, acc = plan.coords[:, :3], plan.coords[:, 3:7], plan.vel, plan.omega, plan.acc
     if variant is not None and variant.perturbs_wrist:
         grasp = int(np.flatnonzero(plan.phase == PHASE_APPROACH)[-1])
-        pos, quat, vel, om, acc = variant.transform_targets(pos, quat, vel, om, acc, plan.coords[grasp, :3])
+        pos, quat, vel, om, acc = variant.transform_targets(
+            pos, quat, vel=vel, omega=om, acc=acc, center=plan.coords[grasp, :3]
+        )
     rows = np.zeros((len(plan.coords), wrist.T_SIZE))
     rows[:, wrist.T_POS : wrist.T_POS + 3] = pos
     rows[:, wrist.T_QUAT : wrist.T_QUAT + 4] = np.asarray(quat)[:, [3, 0, 1, 2]]
@@ -121,12 +123,12 @@ class _Walk:
         batch.begin_spans(
             self.fingers[:, :F],
             self.rows[:, :F],
-            self.plan.phase[:F],
-            PHASE_SETTLE,
-            self.floor,
-            cfg.contact_force_min,
-            cfg.max_linear_speed,
-            cfg.max_angular_speed,
+            phase=self.plan.phase[:F],
+            settle=PHASE_SETTLE,
+            floor=self.floor,
+            force_min=cfg.contact_force_min,
+            max_linear=cfg.max_linear_speed,
+            max_angular=cfg.max_angular_speed,
         )
         after = self.lift_start | ({int(self.at)} if self.at is not None else set())
         k0 = 0
@@ -178,8 +180,10 @@ class _Walk:
 
     def _read(self, i: int, k: int) -> None:
         batch, plan, cfg, tr = self.batch, self.plan, self.cfg, self.traces[i]
-        sig = batch.read_frame(i, cfg.contact_force_min, cfg.max_linear_speed, cfg.max_angular_speed)
-        write_frame(tr, k, sig, self.rows[i, k, :3], plan.phase[k] != PHASE_SETTLE)
+        sig = batch.read_frame(
+            i, force_min=cfg.contact_force_min, max_linear=cfg.max_linear_speed, max_angular=cfg.max_angular_speed
+        )
+        write_frame(tr, k, sig, wrist_target=self.rows[i, k, :3], measure_wrist=plan.phase[k] != PHASE_SETTLE)
         self._look(i, k, sig.contacts, sig.contacts_force, not sig.reason)
         tr.done = k + 1
         if sig.reason:

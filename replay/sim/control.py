@@ -41,8 +41,9 @@ class HandController:
         ).reshape(-1)
         self.control.joint_target_q.assign(self._target_q)
 
-    def wrench(self, state, pos, quat, vel, omega, acc=None) -> np.ndarray:
-        """(6,) world force N, torque N·m at the root COM; ``acc`` (3,) m/s^2 fed forward as ``M acc``."""
+    def wrench(self, state, pos, quat, *, vel, omega, acc=None) -> np.ndarray:
+        """(6,) world force N and torque N·m at the root COM for ``state``; ``acc`` (3,) m/s^2 fed forward as ``M
+        acc``."""
         bq = state.body_q.numpy()
         bqd = state.body_qd.numpy()
         hb = self.scene.hand_bodies
@@ -68,8 +69,9 @@ class HandController:
         tau = tau + np.cross(c_hand - c_root, fg)
         return np.concatenate([f, tau])
 
-    def apply_wrist(self, state, pos, quat, vel, omega, acc=None) -> None:
-        wr = self.wrench(state, pos, quat, vel, omega, acc)
+    def apply_wrist(self, state, pos, quat, *, vel, omega, acc=None) -> None:
+        """Compute the wrench and write it to ``control.joint_f`` (free joint DOFs)."""
+        wr = self.wrench(state, pos, quat, vel=vel, omega=omega, acc=acc)
         self.last_wrench = wr
         self._joint_f[self.qd0 : self.qd0 + 6] = wr
         self.control.joint_f.assign(self._joint_f)

@@ -80,8 +80,9 @@ def build_model(spec: SceneSpec, config: ReplayConfig):
     return build_world_model(spec, config)
 
 
-def probe_scene(spec: SceneSpec, config: ReplayConfig, model, info: dict, solver) -> Scene:
-    """The probe stage's :class:`Scene`: ``model`` and ``info`` from :func:`build_model`, the probe ``solver``."""
+def probe_scene(spec: SceneSpec, config: ReplayConfig, *, model, info: dict, solver) -> Scene:
+    """The probe stage's :class:`Scene` of ``spec``: ``model`` and ``info`` from :func:`build_model`, the probe
+    ``solver``."""
     return Scene(
         model=model,
         solver=solver,
@@ -132,7 +133,7 @@ def build_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
 def compile_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
     """The probe stage (what :mod:`replay.sim.scene_cache` keeps). Raises SceneError; DataError: bad asset."""
     model, info = build_model(spec, config)
-    return probe_scene(spec, config, model, info, make_solver(model, config, None))
+    return probe_scene(spec, config, model=model, info=info, solver=make_solver(model, config, None))
 
 
 def finish_scene(probe: Scene, spec: SceneSpec) -> Scene:
@@ -196,7 +197,7 @@ def _raise_flutter_damping(
     damping = model.joint_damping.numpy().copy()
     ke = model.joint_target_ke.numpy()
     flutter = diagnostics.flutter_margins(
-        commanded_finger_quats, inertia[fd], ke[fd], damping[fd], kd_resolved[fd], config
+        commanded_finger_quats, inertia[fd], ke=ke[fd], damping=damping[fd], kd=kd_resolved[fd], config=config
     )
     changed = False
     # as_authored: measured, never raised; the quaternion drive has no flutter bound: damping stays as imported
@@ -234,7 +235,16 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
         rows = np.broadcast_to(row, (1, frames, wrist.T_SIZE))
         fingers = np.broadcast_to(finger_quats(hand_coords0), (1, frames, 15, 4))
         settle = np.zeros(frames, np.int64)  # one phase throughout, no wrist error measured
-        batch.begin_spans(fingers, rows, settle, 0, -np.inf, cfg.contact_force_min, np.inf, np.inf)
+        batch.begin_spans(
+            fingers,
+            rows,
+            phase=settle,
+            settle=0,
+            floor=-np.inf,
+            force_min=cfg.contact_force_min,
+            max_linear=np.inf,
+            max_angular=np.inf,
+        )
         batch.run_span(0, frames, [frame_rows(frames)])
         state = model.state()
         batch.sync_state(0, state)
@@ -248,7 +258,7 @@ def _probe_settle(scene: Scene, hand_coords0: np.ndarray):
     zero = np.zeros(3)
     for _ in range(frames):
         for _ in range(cfg.substeps):
-            ctl.apply_wrist(s0, hand_coords0[:3], hand_coords0[3:7], zero, zero)
+            ctl.apply_wrist(s0, hand_coords0[:3], hand_coords0[3:7], vel=zero, omega=zero)
             scene.solver.step(s0, s1, control, None, cfg.dt)
             s0, s1 = s1, s0
     return s0

@@ -44,7 +44,7 @@ def dof_inertia(solver, model, state) -> np.ndarray:
     return out
 
 
-def hand_object_contacts(solver, hand_shapes, object_shapes, force_min: float) -> tuple[int, int]:
+def hand_object_contacts(solver, hand_shapes, object_shapes, *, force_min: float) -> tuple[int, int]:
     """``(n_contacts, n_carrying_force)`` between hand and object shapes in the last step; carrying: normal force
     (elliptic: the first row; pyramidal: the sum of its 2 (dim - 1) edge rows) over ``force_min`` N."""
     hand = set(int(s) for s in hand_shapes)
@@ -134,7 +134,7 @@ def flutter_bound(m: float, kp: float, theta: float) -> float:
 
 
 def flutter_margins(
-    commanded: np.ndarray, inertia: np.ndarray, ke: np.ndarray, damping: np.ndarray, kd: np.ndarray, config
+    commanded: np.ndarray, inertia: np.ndarray, *, ke: np.ndarray, damping: np.ndarray, kd: np.ndarray, config
 ) -> list[dict]:
     """Flutter margin per finger ball joint, warning for every joint it raises.
 

@@ -201,7 +201,7 @@ def run_attribution(
     manosim_dir,
     factors: list[dict],
     base: ReplayConfig | None = None,
-    workers: int = 1,
+    workers: int = 0,
     log=print,
     partial=None,
 ) -> dict:

@@ -36,7 +36,8 @@ FACTORS = [
     dict(
         name="hand shape",
         value="myhand",
-        source="manosim README: the HUG hand shape (zerohand fits GRAB's subjects better: IK median 1.92 vs 3.99 mm)",
+        source="manosim README: the HUG hand shape (zerohand fits GRAB's subjects closer: "
+        "docs/results/grab-hand-shapes.json)",
         choices={"hand_shape": "myhand"},
     ),
     dict(

@@ -13,6 +13,7 @@ from functools import partial
 
 from replay import console
 from replay.errors import DataError, printable
+from replay.study import executor as ex
 
 #: the packages a result depends on, recorded with every many-recording result
 VERSIONED_PACKAGES = ("newton", "mujoco", "mujoco-warp", "warp-lang", "numpy", "scipy", "trimesh")
@@ -56,7 +57,7 @@ def run_batch(
     isolate: tuple = (DataError,),
     label: str = "batch",
     on_fail: Callable[[object, str], None] | None = None,
-    workers: int = 1,
+    workers: int = 0,
     executor: Callable | None = None,
     on_result: Callable | None = None,
     timeout_s: float | None = None,
@@ -69,11 +70,14 @@ def run_batch(
         write: ``write(key, result)`` for each new result.
         resume: key -> a result written before, or None to run it.
         isolate: the exception types that fail one recording, not the batch.
-        on_fail: ``on_fail(key, reason)`` says a failure (default: one line on stderr).
-        workers: > 1: the process pool (``run_one`` must pickle).
-        executor: ``executor(keys, fn, handle)``, ``handle(key, status, value)`` called here as each ends.
-        on_result: ``on_result(key, status, value)`` after the bookkeeping; then nothing is printed and Ctrl-C
-            is re-raised.
+        label: how messages name the batch.
+        on_fail: ``on_fail(key, reason)`` says a failure (default: ``  <key>: refused: <reason>`` on stderr).
+        workers: worker processes (``run_one`` must pickle); 0: in this process
+            (:func:`replay.study.executor.runs_here`).
+        executor: ``executor(keys, fn, handle)``, ``handle(key, status, value)`` called here as each ends
+            (default: :func:`replay.study.executor.executor` of ``workers``).
+        on_result: ``on_result(key, status, value)`` after the bookkeeping; run_batch then prints nothing
+            and re-raises Ctrl-C.
         timeout_s: the process pool's limit per recording, s (None: none).
         name: key -> its name in the result's dicts (default: the key).
     """
@@ -83,7 +87,7 @@ def run_batch(
     name = name or (lambda k: k)
     try:
         todo = _not_resumed(keys, resume, out, name)
-        run = executor if executor is not None else partial(_default_executor, workers=workers, timeout_s=timeout_s)
+        run = executor or ex.executor(ex.Executor.POOL, workers, timeout_s=timeout_s)
         run(todo, fn, partial(_handle, out, write, on_fail, on_result, name))
     except KeyboardInterrupt:
         out.interrupted = True
@@ -136,17 +140,3 @@ def _as_status(run_one: Callable, isolate: tuple, key) -> tuple[str, object]:
         return "ok", run_one(key)
     except isolate as e:
         return "failed", str(e)
-
-
-def _default_executor(
-    keys: list, fn: Callable, handle: Callable, workers: int = 1, timeout_s: float | None = None
-) -> None:
-    """In this process (``workers <= 1`` or one key), else :func:`replay.study.pool.run_jobs`."""
-    if workers <= 1 or len(keys) <= 1:
-        for key in keys:
-            handle(key, *fn(key))
-        return
-    from replay.study.pool import run_jobs
-    from replay.study.worker_imports import import_physics
-
-    run_jobs(keys, fn, workers, on_result=handle, timeout_s=timeout_s, warm=import_physics)

@@ -284,7 +284,7 @@ def run_bridge(
     rows: list[dict],
     out: Path,
     base: ReplayConfig | None = None,
-    workers: int = 1,
+    workers: int = 0,
     log=print,
 ) -> dict:
     """Run (or resume) the bridge, writing ``out`` after every recording; returns what it wrote."""

@@ -62,7 +62,7 @@ class GripperRecord:
     rows: list = field(default_factory=list)
     failed: dict = field(default_factory=dict)
     wall_s: float | None = None
-    workers: int = 1
+    workers: int = 0
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -170,7 +170,7 @@ def run_gripper_check(
     config: ReplayConfig | None = None,
     fixture: FixtureConfig | None = None,
     pc: PhaseConfig | None = None,
-    workers: int = 1,
+    workers: int = 0,
 ) -> GripperRecord:
     """Check every object of ``dataset`` (or ``objects``); write ``<out_dir>/gripper.json`` and ``gripper.csv``. Raises
     DataError: unknown dataset, no recordings, an unknown object name."""

@@ -16,7 +16,6 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from replay.data.isolate import signal_name
-from replay.study.worker_imports import import_physics
 
 #: wall-clock limit of one job, s (SIGALRM, then failed as hung); above a cold CoACD decomposition
 JOB_TIMEOUT_S = 1800.0
@@ -217,22 +216,3 @@ def _triage(lost: list, mdir: str, timeout_s: float | None) -> tuple[list, list]
     running = [(i, job) for i, job in lost if i in started and (i, job) not in hung]
     suspects = running if (running or hung) else lost  # nothing marked: try each alone
     return hung, suspects
-
-
-def study_executor(workers: int, executor: str, address: str | None, *, say=None):
-    """The study's executor ``run(jobs, fn, handle)``: in this process (``workers <= 0``), the process pool or Ray."""
-
-    def run(todo: list, fn, handle) -> None:
-        if executor == "ray":  # imported only when asked for: Ray takes seconds to import
-            from replay.study.ray_pool import run_jobs_ray
-
-            run_jobs_ray(todo, fn, handle, address=address, say=say)
-        elif workers <= 0:  # in this process: no crash isolation (debugging, benchmarks)
-            if todo:  # as a pool worker does: the physics imported once, before the first job
-                import_physics()
-            for job in todo:
-                handle(job, *fn(job))
-        else:
-            run_jobs(todo, fn, workers, on_result=handle, warm=import_physics)
-
-    return run

@@ -25,8 +25,9 @@ from replay.study import verdicts as vd
 from replay.study.batch import run_batch
 from replay.study.console import StudyConsole, quiet_libraries
 from replay.study.cross_checks import add_cross_checks, study_judge
+from replay.study.executor import Executor
+from replay.study.executor import executor as study_executor
 from replay.study.job import Job, config_hash, failed_recordings, job_config, run_job_safe
-from replay.study.pool import study_executor
 from replay.study.prepare import resolve_sequences
 from replay.study.progress import sample_worlds
 from replay.study.resume import (
@@ -103,7 +104,7 @@ def run_study(
     data_dir: str | Path | None = None,
     progress: bool = True,
     ablation_only: bool = False,
-    executor: str = "pool",
+    executor: Executor = Executor.POOL,
     address: str | None = None,
     verbose: bool = False,
     protocols: tuple[str, ...] | list[str] = ("lift",),
@@ -119,13 +120,22 @@ def run_study(
     (on Ctrl-C the study JSON holds every finished rollout and KeyboardInterrupt propagates).
 
     Args:
-        sequences: names to run (default: all); ``objects``: only these, by sequence or object, merged into a study
-            of the same config already at ``out``.
-        workers: worker processes; 0: in this process.
-        resume: keep rollouts of the same config hash and unchanged inputs.
-        data_dir: staged data folder; falls back to the mirror.
-        executor: ``pool`` or ``ray``; address: Ray cluster address (default: a local Ray).
-        recorded_max_s: the recorded protocol's seconds after the lift onset (default: all).
+        dataset: ``grab``, ``taco`` or ``hug-bench``.
+        out: the study JSON path.
+        config: settings (written into the study JSON).
+        sequences: names to run (default: every sequence of the dataset).
+        objects: keep only these sequences, by sequence or object (GRAB only); merged into a study of the same
+            config already at ``out``.
+        workers: worker processes (:func:`replay.study.pool.run_jobs`); 0 = in this process.
+        ablation: also run the contact ablation.
+        resume: skip sequences whose rollout JSON has the same config hash and unchanged inputs.
+        data_dir: staged data folder (``fetch_data.py --dest``); falls back to the mirror.
+        ablation_only: rerun only the contact ablation of the selected recordings.
+        executor: where the jobs run (:class:`replay.study.executor.Executor`; ``workers`` 0: in this process);
+            address: Ray cluster address (default: a local Ray).
+        verbose: let Warp/Newton print their own messages.
+        protocols: the registered protocols each recording is replayed under.
+        recorded_max_s: recorded protocol: at most this many recorded seconds after the lift onset (default: all).
         refine: also a refine job per recording, its RefineSettings as a dict.
         samples, seed, conditions, corruptions: the sampled verdict; ``verdicts``: the (protocol, physics) pairs.
 
@@ -409,8 +419,13 @@ class _StudyRun:
         self.study = write_or_stop(self.write)
         self.n_new, self.t_summary = 0, time.perf_counter()
 
-    def execute(self, workers: int, executor: str, address: str | None) -> dict:
-        """Run the planned jobs; returns the study dict (on Ctrl-C: written, then KeyboardInterrupt)."""
+    def execute(self, workers: int, executor: Executor, address: str | None) -> dict:
+        """Run the planned jobs through :func:`replay.study.batch.run_batch` (:func:`replay.study.executor.executor`);
+        returns the study dict.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C, after the study JSON was written with every finished rollout.
+        """
         st = self.st
         write_or_stop(lambda: st.records.seed(self.results, self.carried, wall_s=self.prior_wall))
         self.summarize()
@@ -428,7 +443,7 @@ class _StudyRun:
             run_batch(
                 self.todo,
                 run_job_safe,
-                executor=study_executor(workers, executor, address, say=self.con.say),
+                executor=study_executor(Executor(executor), workers, address=address, say=self.con.say),
                 on_result=self.done,
                 label="study",
                 name=lambda j: j.key.text,

@@ -110,7 +110,7 @@ register(
         "other_hand_shape",
         lambda cur: {"hand_shape": "myhand" if cur["hand_shape"] == "zerohand" else "zerohand"},
         "manosim's other authored shape (myhand = HUG's, zerohand = zero betas), the hand refitted by landmark IK "
-        "on it (its fit on GRAB is worse: median 3.99 vs 1.92 mm, physics.py hand_shape row)",
+        "on it (its fit on GRAB is worse: docs/results/grab-hand-shapes.json)",
     )
 )
 

@@ -66,10 +66,10 @@ class Engine(abc.ABC):
         """Advance live worlds one frame: finger targets (N, 15, 4) xyzw, wrist rows (N, 16) previous and now."""
 
     @abc.abstractmethod
-    def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
+    def read_frame(self, i: int, *, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
         """World ``i``'s signals after its last frame; a world with a reason stops."""
 
-    def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
+    def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, *, distmax: float = 0.5) -> float:
         """Smallest signed distance, m, between the two geom masks in world ``i``; NaN here."""
         return float("nan")
 
@@ -102,7 +102,7 @@ class Engine(abc.ABC):
         return v
 
 
-def geom_distance(m, d, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float) -> float:
+def geom_distance(m, d, *, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float) -> float:
     """Smallest signed distance, m (negative: penetration), between any geom of ``geoms_a`` and of ``geoms_b`` ((ngeom,)
     bool) in ``d`` (``mj_geomDistance``); ``distmax`` if none is closer."""
     best = distmax

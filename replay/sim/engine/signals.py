@@ -45,8 +45,9 @@ def hand_object_contacts(
     out[0], out[1], out[2], out[3] = n, nf, fsum, mfsum
 
 
-def data_contacts(d, hand_geoms, object_geoms, pyramidal: bool, force_min: float, out) -> bool:
-    """:func:`hand_object_contacts` over MuJoCo C ``d``'s contacts into ``out`` (4,); False (untouched) without any."""
+def data_contacts(d, hand_geoms, object_geoms, *, pyramidal: bool, force_min: float, out) -> bool:
+    """:func:`hand_object_contacts` over the ``ncon`` contacts of a MuJoCo C ``MjData`` ``d`` into ``out`` (4,); False
+    (``out`` untouched) when there are none."""
     n = d.ncon
     if not n:
         return False

@@ -50,8 +50,9 @@ def frame_rows(frames: int) -> FrameRows:
     )
 
 
-def write_frame(out: FrameRows, k: int, sig: FrameSignals, wrist_target: np.ndarray, measure_wrist: bool) -> None:
-    """Row ``k`` of ``out``; the wrist error to ``wrist_target`` (3,) m when ``measure_wrist``."""
+def write_frame(out: FrameRows, k: int, sig: FrameSignals, *, wrist_target: np.ndarray, measure_wrist: bool) -> None:
+    """Row ``k`` of ``out`` from frame ``k``'s signals; the wrist error to ``wrist_target`` (3,) m when
+    ``measure_wrist``."""
     out.body_pos[k] = sig.body_pos
     out.body_quat[k] = sig.body_quat
     out.ccount[k] = sig.contacts
@@ -67,6 +68,7 @@ class SpanEngine(Engine):
         self,
         finger_quat: np.ndarray,
         rows: np.ndarray,
+        *,
         phase: np.ndarray,
         settle: int,
         floor: float,

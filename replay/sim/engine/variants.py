@@ -160,9 +160,9 @@ class Variant:
             del d["options"]
         return d
 
-    def transform_targets(self, pos, quat_xyzw, vel, omega, acc, center):
-        """``(pos, quat_xyzw, vel, omega, acc)`` moved by the rigid perturbation about ``center`` (3,) m; new arrays
-        (world; m, xyzw, m/s, rad/s, m/s^2; (F, 3) or (F, 4))."""
+    def transform_targets(self, pos, quat_xyzw, *, vel, omega, acc, center):
+        """Wrist targets moved by the rigid perturbation about ``center`` (3,) m, the wrist at the grasp frame: ``(pos,
+        quat_xyzw, vel, omega, acc)``, new arrays (world; m, xyzw, m/s, rad/s, m/s^2; each (F, 3) or (F, 4))."""
         if not self.perturbs_wrist:
             return pos.copy(), quat_xyzw.copy(), vel.copy(), omega.copy(), acc.copy()
         r = Rotation.from_rotvec(self.wrist_rotvec)

@@ -25,6 +25,7 @@ T_POS, T_QUAT, T_VEL, T_OMEGA, T_ACC, T_SIZE = 0, 3, 7, 10, 13, 16
 def wrist_params(
     kp,
     kd,
+    *,
     d_passive,
     hand_mass: float,
     root_com_local,

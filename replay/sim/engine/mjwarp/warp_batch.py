@@ -103,11 +103,11 @@ class WarpBatch(Engine):
         )
         self.layout = MjLayout.from_scene(ns)
         self.worlds = [WarpWorld(variant=v, capacity=cap, index=i, offsets=offsets[i]) for i, v in enumerate(variants)]
-        set_effort_limits(self.m, self.worlds, self.layout, scene)
-        read_back(self.m, self.solver, self.worlds, self.layout, scene)
+        set_effort_limits(self.m, self.worlds, layout=self.layout, scene=scene)
+        read_back(self.m, self.solver, self.worlds, layout=self.layout, scene=scene)
         qpos0 = self._initial_state()
         self._buf = warp_buffers(
-            scene, self.solver.mj_model, self.layout, park_qpos(qpos0, self.layout), N, self.device
+            scene, self.solver.mj_model, self.layout, park=park_qpos(qpos0, self.layout), nworld=N, device=self.device
         )
         self._live_host = np.ones(N, np.int32)
         self._force_min = float(cfg.contact_force_min)
@@ -257,10 +257,14 @@ class WarpBatch(Engine):
                 w.peak_contacts = int(self._host_sig[i, S_PEAK])
                 w.act_max = float(self._host_sig[i, S_ACT])
 
-    def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
-        """Signals of world ``i`` after the last frame; stopped on overflow bits or a full pool, over ``capacity``
-        contacts, non-finite ``qpos``/``qvel``, speed over ``max_linear`` m/s or ``max_angular`` rad/s. Raises
-        ValueError: ``force_min`` differs from the kernels'."""
+    # --- reading ---------------------------------------------------------------------
+    def read_frame(self, i: int, *, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
+        """Signals of world ``i`` after the last frame; stopped when a reason is found: dropped contacts or constraints
+        (its overflow bits or a full pool), over ``capacity`` contacts, non-finite ``qpos``/``qvel``, a body's speed
+        above ``max_linear`` m/s or ``max_angular`` rad/s.
+
+        Raises:
+            ValueError: ``force_min`` differs from the one the kernels use."""
         if force_min != self._force_min:
             raise ValueError(f"force_min {force_min} differs from the batch's contact_force_min {self._force_min}")
         w = self.worlds[i]

@@ -63,13 +63,22 @@ class WarpBuffers:
     poses: wp.array
 
 
-def warp_buffers(scene, mj_model, layout: MjLayout, park: np.ndarray, nworld: int, device) -> WarpBuffers:
-    """The arrays of ``nworld`` worlds on ``device``; ``park`` (nq,). Raises ValueError: non-finite wrist constants."""
+def warp_buffers(scene, mj_model, layout: MjLayout, *, park: np.ndarray, nworld: int, device) -> WarpBuffers:
+    """Allocate the arrays of ``nworld`` worlds of ``scene`` on ``device``; ``mj_model`` the compiled template,
+    ``layout`` its :class:`~replay.sim.engine.layout.MjLayout`, ``park`` (nq,).
+
+    Raises:
+        ValueError: non-finite wrist constants."""
     lay, dev, N = layout, device, nworld
     dpass = scene.model.joint_damping.numpy()[scene.hand_qd_start : scene.hand_qd_start + 6].astype(float)
     com = scene.model.body_com.numpy()[scene.hand_bodies[0]]
     par = wrist.wrist_params(
-        scene.wrist_kp, scene.wrist_kd, dpass, scene.hand_mass, com, **physics.wrist_law_kwargs(scene.config)
+        scene.wrist_kp,
+        scene.wrist_kd,
+        d_passive=dpass,
+        hand_mass=scene.hand_mass,
+        root_com_local=com,
+        **physics.wrist_law_kwargs(scene.config),
     )
 
     def i32(x):

@@ -120,9 +120,12 @@ def _batched(a, nworld: int) -> np.ndarray:
     raise EngineError(f"mujoco-warp field of shape {x.shape} is neither per-world ({nworld}) nor shared")
 
 
-def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
-    """Write each world's finger force ranges, N·m, into ``m``'s per-world ``actuator_forcerange`` (newton 1.8
-    compiles them from the template world only). Raises EngineError: the field is shared, the limits differ."""
+def set_effort_limits(m, worlds: list[WarpWorld], *, layout: MjLayout, scene) -> None:
+    """Write each world's finger force ranges (N·m, :func:`finger_limits`) into ``m``'s per-world
+    ``actuator_forcerange`` (newton 1.8 compiles them from the template world only).
+
+    Raises:
+        EngineError: the field is shared while the variants ask for different limits."""
     if all(w.variant.effort_limit is None and w.variant.effort_scale is None for w in worlds):
         return
     fr = m.actuator_forcerange.numpy()
@@ -136,9 +139,12 @@ def set_effort_limits(m, worlds: list[WarpWorld], layout: MjLayout, scene) -> No
     m.actuator_forcerange.assign(fr)
 
 
-def read_back(m, solver, worlds: list[WarpWorld], layout: MjLayout, scene) -> None:
-    """Read back each world's object friction, finger force range (N·m) and object mass (kg) into its ``readback``
-    (rtol 1e-6, float32). Raises EngineError listing every mismatch."""
+def read_back(m, solver, worlds: list[WarpWorld], *, layout: MjLayout, scene) -> None:
+    """Per world: object friction, finger force range (N·m) and object mass (kg) as ``m`` holds them, compared with the
+    variant's (rtol 1e-6, float32) and stored in its ``readback``.
+
+    Raises:
+        EngineError: listing every mismatch."""
     N, lay = len(worlds), layout
     og = np.flatnonzero(lay.object_geoms)
     fr = _batched(m.geom_friction, N)

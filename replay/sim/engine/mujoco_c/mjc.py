@@ -122,9 +122,9 @@ class MjcBatch(SpanSteps, SpanEngine):
         self.par = wrist.wrist_params(
             scene.wrist_kp,
             scene.wrist_kd,
-            self._passive_wrist_damping(),
-            scene.hand_mass,
-            scene.model.body_com.numpy()[scene.hand_bodies[0]],
+            d_passive=self._passive_wrist_damping(),
+            hand_mass=scene.hand_mass,
+            root_com_local=scene.model.body_com.numpy()[scene.hand_bodies[0]],
             **physics.wrist_law_kwargs(scene.config),
         )
         self.body_mass = np.asarray(base_m.body_mass, float).copy()
@@ -282,9 +282,10 @@ class MjcBatch(SpanSteps, SpanEngine):
             w.fast,
         )
 
-    def read_frame(self, i: int, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
-        """Signals of world ``i`` after its last frame; stopped on a COM speed over ``max_linear`` m/s or
-        ``max_angular`` rad/s, or non-finite ``qpos``/``qvel``."""
+    # --- reading ---------------------------------------------------------------------
+    def read_frame(self, i: int, *, force_min: float, max_linear: float, max_angular: float) -> FrameSignals:
+        """Signals of world ``i`` after its last frame (contacts of the frame's last step); stopped on a reason: a
+        body's COM speed above ``max_linear`` m/s or ``max_angular`` rad/s, or non-finite ``qpos``/``qvel``."""
         w = self.worlds[i]
         m, d = w.m, w.d
         reason = w.reason
@@ -316,7 +317,9 @@ class MjcBatch(SpanSteps, SpanEngine):
 
     def _read_contacts(self, w: World, sig: FrameSignals, force_min: float) -> FrameSignals:
         reason, cs = sig.reason, w.sums
-        if signals.data_contacts(w.d, self._hand_mask, self._obj_mask, self._pyramidal, force_min, cs):
+        if signals.data_contacts(
+            w.d, self._hand_mask, self._obj_mask, pyramidal=self._pyramidal, force_min=force_min, out=cs
+        ):
             sig.contacts, sig.contacts_force = int(cs[0]), int(cs[1])
             sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         if reason is not None:
@@ -324,12 +327,12 @@ class MjcBatch(SpanSteps, SpanEngine):
             w.reason = reason
         return sig
 
-    def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, distmax: float = 0.5) -> float:
-        """Smallest signed distance, m (negative: penetration), between the geoms of ``geoms_a`` and ``geoms_b`` in
+    def min_distance(self, i: int, geoms_a: np.ndarray, geoms_b: np.ndarray, *, distmax: float = 0.5) -> float:
+        """Smallest signed distance, m (negative: penetration), between any geom of ``geoms_a`` and of ``geoms_b`` in
         world ``i`` (``mj_geomDistance``); ``distmax`` if none is closer."""
         w = self.worlds[i]
         mujoco.mj_kinematics(w.m, w.d)
-        return geom_distance(w.m, w.d, geoms_a, geoms_b, distmax)
+        return geom_distance(w.m, w.d, geoms_a=geoms_a, geoms_b=geoms_b, distmax=distmax)
 
     def sync_state(self, i: int, state) -> None:
         """Write world ``i``'s coordinates into a Newton ``State``."""

@@ -38,6 +38,7 @@ class SpanSteps:
         self,
         finger_quat: np.ndarray,
         rows: np.ndarray,
+        *,
         phase: np.ndarray,
         settle: int,
         floor: float,
@@ -173,8 +174,8 @@ class SpanSteps:
                 return SpanEnd(k, None, nf)
             target = sp["targets"][i][k] if w.drive is not None else None
             self._step_world(i, ctrl[k], rows[max(k - 1, 0)], rows[k], target)
-            sig = self.read_frame(i, force_min, max_linear, max_angular)
-            write_frame(out, k, sig, rows[k, :3], int(phase[k]) != sp["settle"])
+            sig = self.read_frame(i, force_min=force_min, max_linear=max_linear, max_angular=max_angular)
+            write_frame(out, k, sig, wrist_target=rows[k, :3], measure_wrist=int(phase[k]) != sp["settle"])
             nf = sig.contacts_force
             if sig.reason:
                 return SpanEnd(k + 1, k, nf)

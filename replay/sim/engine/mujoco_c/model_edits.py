@@ -66,10 +66,16 @@ def set_options(m: mujoco.MjModel, options) -> dict:
     return got
 
 
-def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, prebuilt_ablation: bool = False) -> dict:
-    """Edit a world's compiled model for ``v`` (ablation, friction on the fewest geoms, effort, mass then
-    ``mj_setConst``; float32-rounded as Newton stores them) and read every edited value back. Raises EngineError: a
-    value did not take; AblationMaskError."""
+def apply_variant(m: mujoco.MjModel, layout: MjLayout, v: Variant, *, prebuilt_ablation: bool = False) -> dict:
+    """Edit a world's compiled model for ``v`` and read every edited value back (for the results). Ablation:
+    :func:`ablate_hand_object` unless ``prebuilt_ablation``. Friction: the fewest geoms' ``geom_friction[:, 0]`` giving
+    every hand-object contact the value (:func:`replay.sim.engine.pair_audit.set_hand_object_friction`; other pair
+    classes changed: ``friction_side_effects``). Effort: the finger actuators' ``actuator_forcerange``. Mass:
+    ``body_mass`` and ``body_inertia`` scaled, then ``mj_setConst``. Values rounded to float32 first, as Newton stores
+    them.
+
+    Raises:
+        EngineError: a value did not take. AblationMaskError: :func:`ablate_hand_object`."""
     out: dict = {}
     f32 = lambda x: None if x is None else float(np.float32(x))  # noqa: E731 (Newton's model parameters are float32)
     v = dataclasses.replace(

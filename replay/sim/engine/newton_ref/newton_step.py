@@ -51,7 +51,7 @@ class NewtonStepBatch(Engine):
             for j in range(S):
                 wrist.substep_target(tp, tc, (j + 1) / S, interp, row)
                 q = row[wrist.T_QUAT : wrist.T_QUAT + 4][[1, 2, 3, 0]]
-                self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
+                self.ctl.apply_wrist(self.s0, row[:3], q, vel=row[7:10], omega=row[10:13], acc=row[13:16])
                 self.solver.step(self.s0, self.s1, self.control, None, self.cfg.dt, observables=self.mon.observables)
                 self.s0, self.s1 = self.s1, self.s0
                 w.reason = self.mon.check()
@@ -62,13 +62,13 @@ class NewtonStepBatch(Engine):
             w.reason = f"solver exception: {type(e).__name__}: {e}"
         w.peak_contacts = int(self.mon.peak)
 
-    def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
+    def read_frame(self, i, *, force_min, max_linear, max_angular) -> FrameSignals:
         w = self.worlds[0]
         reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
         bq = self.s0.body_q.numpy()
         bodies = list(self.scene.hand_bodies) + [self.scene.object_body]
         n, nf = diagnostics.hand_object_contacts(
-            self.solver, self.scene.hand_shapes, self.scene.object_shapes, force_min
+            self.solver, self.scene.hand_shapes, self.scene.object_shapes, force_min=force_min
         )
         if reason:
             w.alive, w.reason = False, reason
@@ -77,13 +77,13 @@ class NewtonStepBatch(Engine):
             m, d = self._mj
             cs, lay = np.zeros(4), self.layout
             pyramidal = int(m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
-            signals.data_contacts(d, lay.hand_geoms, lay.object_geoms, pyramidal, force_min, cs)
+            signals.data_contacts(d, lay.hand_geoms, lay.object_geoms, pyramidal=pyramidal, force_min=force_min, out=cs)
             sig.normal_force, sig.friction_force = float(cs[2]), float(cs[3])
         else:
             sig.normal_force = sig.friction_force = float("nan")
         return sig
 
-    def min_distance(self, i, geoms_a, geoms_b, distmax: float = 0.5) -> float:
+    def min_distance(self, i, geoms_a, geoms_b, *, distmax: float = 0.5) -> float:
         """As :meth:`replay.sim.engine.mujoco_c.mjc.MjcBatch.min_distance` (CPU solver only; NaN on CUDA)."""
         if self._mj is None:
             return float("nan")
@@ -91,4 +91,4 @@ class NewtonStepBatch(Engine):
         m, d = self._mj
         self.solver._update_mjc_data(d, self.model, self.s0)
         mujoco.mj_kinematics(m, d)
-        return geom_distance(m, d, geoms_a, geoms_b, distmax)
+        return geom_distance(m, d, geoms_a=geoms_a, geoms_b=geoms_b, distmax=distmax)

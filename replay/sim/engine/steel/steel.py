@@ -58,10 +58,10 @@ def finger_drive_of(scene) -> SteelFingerDrive:
     return SteelFingerDrive.from_gains(
         scene.hand_q_start,
         scene.hand_qd_start,
-        m.joint_target_ke.numpy()[fd],
-        m.joint_target_kd.numpy()[fd],
-        m.joint_effort_limit.numpy()[fd],
-        m.device,
+        kp=m.joint_target_ke.numpy()[fd],
+        kd=m.joint_target_kd.numpy()[fd],
+        effort=m.joint_effort_limit.numpy()[fd],
+        device=m.device,
     )
 
 
@@ -99,7 +99,7 @@ class SteelBatch(Engine):
     def substep(self, row: np.ndarray) -> None:
         """One physics step toward the wrist target ``row`` (:mod:`replay.sim.engine.wrist` layout, wxyz)."""
         q = row[wrist.T_QUAT : wrist.T_QUAT + 4][[1, 2, 3, 0]]
-        self.ctl.apply_wrist(self.s0, row[:3], q, row[7:10], row[10:13], row[13:16])
+        self.ctl.apply_wrist(self.s0, row[:3], q, vel=row[7:10], omega=row[10:13], acc=row[13:16])
         self.drive.apply(self.s0, self.control)
         self.pipeline.collide(self.s0, self.contacts)
         self.solver.step(self.s0, self.s1, self.control, self.contacts, self.cfg.dt, observables=self.obs)
@@ -128,16 +128,16 @@ class SteelBatch(Engine):
             int(c.rigid_contact_count.numpy()[0]),
             c.rigid_contact_shape0.numpy(),
             c.rigid_contact_shape1.numpy(),
-            c.rigid_contact_normal.numpy(),
-            self.obs.contact_f.numpy(),
-            lay.hand_geoms,
-            lay.object_geoms,
-            self._mu,
-            force_min,
+            normal=c.rigid_contact_normal.numpy(),
+            force=self.obs.contact_f.numpy(),
+            hand_shapes=lay.hand_geoms,
+            object_shapes=lay.object_geoms,
+            shape_mu=self._mu,
+            force_min=force_min,
         )
 
-    def read_frame(self, i, force_min, max_linear, max_angular) -> FrameSignals:
-        """Body poses (17, xyzw) and contact signals of world 0 after the frame."""
+    def read_frame(self, i, *, force_min, max_linear, max_angular) -> FrameSignals:
+        """Body poses (17 bodies, xyzw) and hand-object contact signals of world 0 after the frame."""
         w = self.worlds[0]
         reason = w.reason or diagnostics.state_problem(self.s0, max_linear, max_angular)
         bq = self.s0.body_q.numpy()

@@ -74,7 +74,7 @@ class SteelFingerDrive:
 
     @classmethod
     def from_gains(
-        cls, hand_q_start: int, hand_qd_start: int, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
+        cls, hand_q_start: int, hand_qd_start: int, *, kp: np.ndarray, kd: np.ndarray, effort: np.ndarray, device
     ) -> SteelFingerDrive:
         """The drive of the hand at ``hand_q_start`` / ``hand_qd_start``; ``kp``, ``kd``, ``effort`` (15, 3),
         N·m/rad, N·m·s/rad, N·m. Raises ValueError: a negative or non-finite gain, or an effort limit 0 / inf."""

@@ -55,7 +55,11 @@ def build_steel_scene(spec: SceneSpec, config: ReplayConfig) -> Scene:
     model, info = build_steel_model(spec, config)
     probe_rows = {k: int(config.steel.probe_rows) for k in ROW_FAMILIES}
     probe = probe_scene(
-        spec, config, model, info, newton.solvers.SolverSteel(model, **steel_options(config, probe_rows))
+        spec,
+        config,
+        model=model,
+        info=info,
+        solver=newton.solvers.SolverSteel(model, **steel_options(config, probe_rows)),
     )
     measured, counts = _probe_rows(probe, spec.hand_coords0, spec.grasp_coords)
     if config.steel.row_budget is not None:
@@ -125,10 +129,10 @@ def _flutter_records(model, info: dict, grasp_coords, commanded_finger_quats, co
     rec = diagnostics.flutter_margins(
         commanded_finger_quats,
         inertia[fd],
-        model.joint_target_ke.numpy()[fd],
-        model.joint_damping.numpy()[fd],
-        model.joint_target_kd.numpy()[fd],
-        config,
+        ke=model.joint_target_ke.numpy()[fd],
+        damping=model.joint_damping.numpy()[fd],
+        kd=model.joint_target_kd.numpy()[fd],
+        config=config,
     )
     return [dict(r, raised_to=None) for r in rec]
 

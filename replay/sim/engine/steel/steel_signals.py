@@ -10,6 +10,7 @@ def hand_object_signals(
     count: int,
     shape0: np.ndarray,
     shape1: np.ndarray,
+    *,
     normal: np.ndarray,
     force: np.ndarray,
     hand_shapes: np.ndarray,
