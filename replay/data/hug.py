@@ -305,8 +305,3 @@ def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
             )
         )
     return tracks, meshes_world, placement, lowest
-
-
-def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: scene ``name`` (``<split>/<scene>``), objects in ``<root>/hug_bench/<split>/<scene>``."""
-    return load_hug(path, Path(root) / "hug_bench" / name, **kwargs)

@@ -118,8 +118,3 @@ def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.
                     f"applied to {obj_path.name} it misses obj_verts by {err:.2e} m (> 1e-5): wrong mesh?",
                 )
     return world
-
-
-def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: TACO sequence ``name``, its mesh beside it."""
-    return load_taco(path, **kwargs)
