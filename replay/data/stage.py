@@ -14,7 +14,7 @@ from pathlib import Path
 from replay import console
 from replay.data.confine import is_inside
 from replay.data.manifest import Manifest, move_aside
-from replay.data.sources import PinnedFile, is_hidden, pinned_files
+from replay.data.sources import PINNED_DATASETS, PinnedFile, is_hidden, pinned_files
 from replay.data.transfer import FetchResult, copy_hashing, fresh_part, network_hint
 from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
@@ -210,9 +210,6 @@ def stage_pinned(
     return result
 
 
-_PINNED_DATASETS = ("manosim", "grab", "taco")
-
-
 def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
     """The target of a symlink leading ``src`` outside ``folder``, else None; FetchError unless ``follow``."""
     if is_inside(src, folder):
@@ -242,7 +239,7 @@ def stage_extra(
     """Stage every file of ``root/<dataset>/`` the pin list does not name as unpinned (a file at a pinned path held to
     its pin). Raises IntegrityError: it differs from its pin; FetchError: a symlink leading outside, without
     ``follow_symlinks``."""
-    pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
+    pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in PINNED_DATASETS else {}
     folder = root / dataset
     files = sorted(
         p
