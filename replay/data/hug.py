@@ -13,7 +13,7 @@ from replay.data.adapter_fields import load_dict
 from replay.data.limits import MAX_PLAUSIBLE_FPS_HZ
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import hug_object_pose, load_hug_object
-from replay.data.types import MANOParams, ObjectTrack, Recording
+from replay.data.types import TIP_LANDMARKS, MANOParams, ObjectTrack, Recording
 from replay.errors import DataError
 
 #: m, fingertip to surface that counts as touching: landmarks are joint centres ~0.8-1 cm inside the skin (MANO's
@@ -21,8 +21,6 @@ from replay.errors import DataError
 GRASP_DIST_M = 0.015
 #: frames the touch must last (0.3 s at HUG's 10 fps)
 GRASP_HOLD_FRAMES = 3
-#: manopth fingertip landmark ids: thumb, index, middle, ring, pinky
-TIP_IDS = (4, 8, 12, 16, 20)
 
 
 def _mat4(value, source: Path, field: str) -> np.ndarray:
@@ -91,12 +89,12 @@ def find_first_grasp(
     """``(frame, object index, tip distances (T, n_objects, 5) m)`` of the first of ``hold`` valid frames with the
     thumb tip and another fingertip within ``dist_m`` of one object's surface, or None."""
     T = landmarks.shape[0]
-    tips = np.full((T, len(meshes_world), len(TIP_IDS)), np.inf)
+    tips = np.full((T, len(meshes_world), len(TIP_LANDMARKS)), np.inf)
     idx = np.flatnonzero(valid)
     for o, mesh in enumerate(meshes_world):
         if idx.size:
-            pts = landmarks[idx][:, TIP_IDS].reshape(-1, 3)
-            tips[idx, o] = _surface_distance(mesh, pts).reshape(idx.size, len(TIP_IDS))
+            pts = landmarks[idx][:, TIP_LANDMARKS].reshape(-1, 3)
+            tips[idx, o] = _surface_distance(mesh, pts).reshape(idx.size, len(TIP_LANDMARKS))
     near = tips < dist_m
     touch = near[:, :, 0] & near[:, :, 1:].any(axis=2) & valid[:, None]  # (T, O)
     for t in range(T - hold + 1):

@@ -35,6 +35,9 @@ LANDMARK_NAMES = (
     "pinky_tip",
 )
 
+#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky)
+TIP_LANDMARKS = (4, 8, 12, 16, 20)
+
 LANDMARK_FINGER = ("wrist",) + ("thumb",) * 4 + ("index",) * 4 + ("middle",) * 4 + ("ring",) * 4 + ("pinky",) * 4
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.data.locate import dataset_dir
-from replay.data.types import Recording
+from replay.data.types import TIP_LANDMARKS, Recording
 from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.kinematics.ik import IKOptions, fit_landmarks, ik_options_for, interpolate_pose
@@ -20,7 +20,7 @@ from replay.kinematics.mano import (
     wrist_from_global_orient,
     wrist_from_transform,
 )
-from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
+from replay.kinematics.model import HandKinematics
 
 #: per dataset: its MANO finger values are relative to the flat hand where its files do not say
 DEFAULT_FLAT_HAND_MEAN = {n: d.flat_hand_mean for n, d in DATASETS.items() if d.flat_hand_mean is not None}

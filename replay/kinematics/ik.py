@@ -16,6 +16,7 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from replay import console
 from replay.data.cache import cache_dir
+from replay.data.types import TIP_LANDMARKS
 from replay.errors import DataError
 from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
@@ -24,9 +25,9 @@ IK_VERSION = 2
 
 
 #: per-landmark weights on an authored hand: fingertips (they carry the contacts) 3, others 1 (docs/hand.md)
-DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in TIP_LANDMARKS else 1.0 for k in range(21))
 #: per-landmark weights on a fitted hand: fingertips 1.5, others 1 (docs/hand.md, the landmark IK on it)
-FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in TIP_LANDMARKS else 1.0 for k in range(21))
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from replay.data.types import TIP_LANDMARKS
 from replay.errors import DataError
-from replay.kinematics.model import TIP_LANDMARKS
 
 #: MANO's right-hand mean finger pose ``hands_mean`` (15 x 3 axis-angle, rad, MANO joint order), to 1e-4 as
 #: hard-coded in public code without the licensed model files (InterHand2.6M / HaMeR ``th_hands_mean_right``)

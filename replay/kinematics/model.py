@@ -17,7 +17,6 @@ __all__ = [
     "NUM_JOINTS",
     "DISTAL_BODIES",
     "LANDMARK_SOURCE",
-    "TIP_LANDMARKS",
     "HandKinematics",
     "compile_mjcf",
 ]
@@ -178,9 +177,6 @@ LANDMARK_SOURCE = (
     (9, "anchor"),
     (9, "tip"),  # pinky
 )
-
-#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky)
-TIP_LANDMARKS = (4, 8, 12, 16, 20)
 
 
 @dataclass(frozen=True)
