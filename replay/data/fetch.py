@@ -13,8 +13,6 @@ from replay.data.stage import stage_extra, stage_mirror_tree, stage_pinned
 from replay.data.transfer import FetchResult
 from replay.errors import FetchError
 
-__all__ = ["LINK_MODES", "fetch", "resolve_mirror"]
-
 LINK_MODES = ("copy", "hardlink", "symlink")
 
 

@@ -16,20 +16,6 @@ from replay.data.mesh_io import load_mesh, shared_mesh
 from replay.data.types import ObjectAsset
 from replay.errors import DataError
 
-__all__ = [
-    "DEFAULT_DENSITY",
-    "DEFAULT_FRICTION",
-    "DEFAULT_CONDIM",
-    "asset_meshes",
-    "collision_volume",
-    "asset_mass",
-    "load_taco_object",
-    "hug_collision_files",
-    "load_hug_object",
-    "hug_object_pose",
-]
-
-
 #: TACO and HUG state no material: object_sim's values for every GRAB object (common.xml, class object_col),
 #: kg/m^3, (sliding, torsional, rolling), condim
 DEFAULT_DENSITY = 1250.0

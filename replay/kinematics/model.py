@@ -12,15 +12,6 @@ import numpy as np
 from replay.errors import DataError
 from replay.kinematics.quat import as_matrix, quat_wxyz_to_xyzw
 
-__all__ = [
-    "NUM_BODIES",
-    "NUM_JOINTS",
-    "DISTAL_BODIES",
-    "LANDMARK_SOURCE",
-    "HandKinematics",
-    "compile_mjcf",
-]
-
 #: manosim bodies (MANO bones) and finger ball joints
 NUM_BODIES = 16
 NUM_JOINTS = 15
