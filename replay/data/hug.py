@@ -78,16 +78,11 @@ def _surface_distance(mesh: trimesh.Trimesh, points: np.ndarray) -> np.ndarray:
     return dist
 
 
-def find_first_grasp(
-    landmarks: np.ndarray,
-    valid: np.ndarray,
-    meshes_world: list[trimesh.Trimesh],
-    *,
-    dist_m: float = GRASP_DIST_M,
-    hold: int = GRASP_HOLD_FRAMES,
-) -> tuple[int, int, np.ndarray] | None:
-    """``(frame, object index, tip distances (T, n_objects, 5) m)`` of the first of ``hold`` valid frames with the
-    thumb tip and another fingertip within ``dist_m`` of one object's surface, or None."""
+def first_grasp(
+    landmarks: np.ndarray, valid: np.ndarray, meshes_world: list[trimesh.Trimesh], path: Path, hand: str
+) -> tuple[int, int]:
+    """``(frame, object index)``: the first of :data:`GRASP_HOLD_FRAMES` valid frames with the thumb tip and another
+    fingertip within :data:`GRASP_DIST_M` of one object's surface. Raises DataError when there is none."""
     T = landmarks.shape[0]
     tips = np.full((T, len(meshes_world), len(TIP_LANDMARKS)), np.inf)
     idx = np.flatnonzero(valid)
@@ -95,16 +90,21 @@ def find_first_grasp(
         if idx.size:
             pts = landmarks[idx][:, TIP_LANDMARKS].reshape(-1, 3)
             tips[idx, o] = _surface_distance(mesh, pts).reshape(idx.size, len(TIP_LANDMARKS))
-    near = tips < dist_m
+    near = tips < GRASP_DIST_M
     touch = near[:, :, 0] & near[:, :, 1:].any(axis=2) & valid[:, None]  # (T, O)
+    hold = GRASP_HOLD_FRAMES
     for t in range(T - hold + 1):
         run = touch[t : t + hold].all(axis=0)
         if run.any():
             # several objects at once: the one with the smaller mean tip distance
             cand = np.flatnonzero(run)
-            o = int(cand[np.argmin(tips[t : t + hold, cand].mean(axis=(0, 2)))])
-            return t, o, tips
-    return None
+            return t, int(cand[np.argmin(tips[t : t + hold, cand].mean(axis=(0, 2)))])
+    raise DataError(
+        path,
+        f"frame_data.mano_hand_tracking.{hand}.landmarks",
+        f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
+        f"object for {GRASP_HOLD_FRAMES} consecutive valid frames",
+    )
 
 
 def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "right") -> Recording:
@@ -119,7 +119,7 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
     T, valid, lm, Tww = len(frames), hf.valid, hf.landmarks, hf.T_world_wrist
     tracks, meshes_world, placement, lowest = _read_objects(scene_dir, T)
 
-    grasp, target = _grasp(lm, valid, meshes_world, path, hand)
+    grasp, target = first_grasp(lm, valid, meshes_world, path, hand)
 
     l0 = np.linalg.norm(lm[valid, 0] - Tww[valid, :3, 3], axis=1)
     rec = Recording(
@@ -161,20 +161,6 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         },
     )
     return rec.validate()
-
-
-def _grasp(lm: np.ndarray, valid: np.ndarray, meshes_world: list, path: Path, hand: str) -> tuple[int, int]:
-    """``(grasp frame, target object index)`` of :func:`find_first_grasp`; raises DataError when none is found."""
-    found = find_first_grasp(lm, valid, meshes_world)
-    if found is None:
-        raise DataError(
-            path,
-            f"frame_data.mano_hand_tracking.{hand}.landmarks",
-            f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
-            f"object for {GRASP_HOLD_FRAMES} consecutive valid frames",
-        )
-    grasp, target, _ = found
-    return grasp, target
 
 
 def _read_header(path: Path) -> tuple[float, list]:
