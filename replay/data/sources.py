@@ -8,10 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from replay.datasets import FETCH_ORDER
 from replay.errors import DataError
-
-DATASET_NAMES = FETCH_ORDER
 
 PINS_PATH = Path(__file__).with_name("pinned_files.json")
 
