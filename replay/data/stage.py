@@ -175,17 +175,18 @@ def stage_pinned(
         return result
     total = sum(pf.size for pf in todo)
     bar = console.bar(progress, total=total, unit="B", unit_scale=True, desc=f"{dataset} <- {origin}")
-    done = 0
+
+    def staged(pf: PinnedFile, n: int, used: str) -> None:
+        _record_pinned(man, pf, origin, link=used)
+        result.staged += 1
+        result.bytes += n
+        if result.staged % _SAVE_EVERY == 0:
+            man.save()
+
     try:
         if mirror is not None:
             for pf in todo:
-                n, used = _stage_from_mirror(pf, mirror, dest, link=link, on_bytes=bar.update)
-                _record_pinned(man, pf, origin, link=used)
-                result.staged += 1
-                result.bytes += n
-                done += 1
-                if done % _SAVE_EVERY == 0:
-                    man.save()
+                staged(pf, *_stage_from_mirror(pf, mirror, dest, link=link, on_bytes=bar.update))
         else:
             with ThreadPoolExecutor(GITHUB_WORKERS) as pool:
                 futures = {pool.submit(_stage_from_github, pf, dest, bar.update): pf for pf in todo}
@@ -198,12 +199,7 @@ def stage_pinned(
                             for other in pending:
                                 other.cancel()
                             raise exc
-                        _record_pinned(man, futures[fut], origin, link="copy")
-                        result.staged += 1
-                        result.bytes += fut.result()
-                        done += 1
-                        if done % _SAVE_EVERY == 0:
-                            man.save()
+                        staged(futures[fut], fut.result(), "copy")
     finally:
         bar.close()
         man.save()
