@@ -50,11 +50,11 @@ def asset_mass(asset: ObjectAsset) -> float:
     return float(asset.density * collision_volume(asset))
 
 
-def load_taco_object(obj_path: str | Path, name: str | None = None, settings: dict | None = None) -> ObjectAsset:
+def load_taco_object(obj_path: str | Path, name: str | None = None) -> ObjectAsset:
     """ObjectAsset of a TACO ``<seq>.obj`` (m), the default material, cached CoACD parts; DataError: unreadable."""
     obj_path = Path(obj_path)
     load_mesh(obj_path, "mesh")
-    parts = convex_decomposition(obj_path, settings, sub="coacd/taco")
+    parts = convex_decomposition(obj_path)
     return ObjectAsset(
         name=name or obj_path.stem,
         visual_mesh=obj_path,
