@@ -93,11 +93,6 @@ def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
     return sorted(found)
 
 
-def asset_patterns(split: str, scenes: list[str]) -> list[str]:
-    """``allow_patterns`` for the object assets of ``scenes``."""
-    return [f"hug_bench/{split}/{s}/**" for s in scenes]
-
-
 def _record_hub(man: Manifest, repo: HubRepo, sha: str, key: str, upstream_path: str, path: Path) -> None:
     man.add(
         dataset=DATASET,
@@ -161,7 +156,7 @@ def fetch_assets(
                 repo_id=repo.repo_id,
                 repo_type=repo.repo_type,
                 revision=sha,
-                allow_patterns=asset_patterns(split, plain),
+                allow_patterns=[f"hug_bench/{split}/{s}/**" for s in plain],
                 ignore_patterns=[f"*{x}" for x in _ARCHIVE_SUFFIXES],
                 local_dir=str(root),
             )
