@@ -78,7 +78,7 @@ def _surface_distance(mesh: trimesh.Trimesh, points: np.ndarray) -> np.ndarray:
     return dist
 
 
-def first_grasp(
+def _first_grasp(
     landmarks: np.ndarray, valid: np.ndarray, meshes_world: list[trimesh.Trimesh], path: Path, hand: str
 ) -> tuple[int, int]:
     """``(frame, object index)``: the first of :data:`GRASP_HOLD_FRAMES` valid frames with the thumb tip and another
@@ -119,7 +119,7 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
     T, valid, lm, Tww = len(frames), hf.valid, hf.landmarks, hf.T_world_wrist
     tracks, meshes_world, placement, lowest = _read_objects(scene_dir, T)
 
-    grasp, target = first_grasp(lm, valid, meshes_world, path, hand)
+    grasp, target = _first_grasp(lm, valid, meshes_world, path, hand)
 
     l0 = np.linalg.norm(lm[valid, 0] - Tww[valid, :3, 3], axis=1)
     rec = Recording(
