@@ -111,7 +111,7 @@ def _ik_summary(res, path: Path) -> dict:
         "ik_residual_mm": {"median": float(np.median(r)), "p90": float(np.percentile(r, 90)), "max": float(r.max())},
         "ik_seconds": res.seconds,
         "ik_cached": res.cached,
-        "ik_restarts": int(np.sum(res.restarts)) if res.restarts is not None else 0,
+        "ik_restarts": int(np.sum(res.restarts)),
     }
 
 

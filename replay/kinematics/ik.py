@@ -63,10 +63,10 @@ class IKResult:
     finger_quat: np.ndarray
     residual: np.ndarray
     nfev: np.ndarray
+    restarts: np.ndarray
     seconds: float = 0.0
     cached: bool = False
     options: dict = field(default_factory=dict)
-    restarts: np.ndarray | None = None
 
 
 def _skew(v: np.ndarray) -> np.ndarray:
@@ -239,7 +239,7 @@ class LandmarkIK:
         fit = self.kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
         residual = np.linalg.norm(fit - landmarks[frames], axis=-1)
         return IKResult(
-            frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt), restarts
+            frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, restarts, secs, False, asdict(self.opt)
         )
 
     def _max_error(self, x, R_root, target) -> float:
