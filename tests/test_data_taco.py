@@ -20,7 +20,6 @@ from replay.errors import DataError
 pytestmark = pytest.mark.needs_data
 
 
-
 @pytest.fixture(scope="module")
 def taco010(taco_dir):
     return load_taco(taco_dir / "20231104_010.pkl")
@@ -70,7 +69,7 @@ def test_coacd_cached(taco_dir, taco010):
     parts = taco010.target_object.asset.collision_meshes
     assert 1 <= len(parts) <= COACD_SETTINGS["max_convex_hull"]
     t = time.perf_counter()
-    again = convex_decomposition(taco_dir / "20231104_010.obj", sub="coacd/taco")
+    again = convex_decomposition(taco_dir / "20231104_010.obj")
     assert time.perf_counter() - t < 1.0  # from the cache, not recomputed (CoACD takes seconds)
     assert again == parts
     for p in parts:

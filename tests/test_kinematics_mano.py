@@ -10,6 +10,7 @@ import pytest
 from mano_inverse import finger_quat_to_mano
 from scipy.spatial.transform import Rotation
 
+from replay.data.types import TIP_LANDMARKS
 from replay.errors import DataError
 from replay.kinematics.mano import (
     MANO_TIP_VERTICES,
@@ -19,7 +20,7 @@ from replay.kinematics.mano import (
     wrist_from_global_orient,
     wrist_from_transform,
 )
-from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
+from replay.kinematics.model import HandKinematics
 
 TACO_SEQS = ("20231104_010", "20231104_017")
 
@@ -103,11 +104,31 @@ def _taco_recording(taco_dir: Path, seq: str, side: str):
         d = pickle.load(f)
     T = d["hand_pose"].shape[0]
     pose = np.asarray(d["hand_pose"], dtype=np.float64)
-    mano = MANOParams(finger_pose=pose[:, 3:].reshape(T, 15, 3), global_orient=pose[:, :3],
-                      trans=np.asarray(d["hand_trans"], dtype=np.float64), vertices=np.asarray(d["hand_verts"]))
+    mano = MANOParams(
+        finger_pose=pose[:, 3:].reshape(T, 15, 3),
+        global_orient=pose[:, :3],
+        trans=np.asarray(d["hand_trans"], dtype=np.float64),
+        vertices=np.asarray(d["hand_verts"]),
+    )
     obj = ObjectTrack(ObjectAsset("o", taco_dir / f"{seq}.obj", []), np.zeros((T, 3)), np.tile([0, 0, 0, 1.0], (T, 1)))
-    return Recording(seq, "taco", taco_dir / f"{seq}.pkl", 30.0, np.arange(T) / 30.0, side, np.ones(T, bool),
-                     None, None, None, None, [obj], 0, 0.0, 0, mano=mano)
+    return Recording(
+        seq,
+        "taco",
+        taco_dir / f"{seq}.pkl",
+        30.0,
+        np.arange(T) / 30.0,
+        side,
+        np.ones(T, bool),
+        None,
+        None,
+        None,
+        None,
+        [obj],
+        0,
+        0.0,
+        0,
+        mano=mano,
+    )
 
 
 @pytest.mark.needs_data
@@ -123,5 +144,7 @@ def test_complete_hand_taco(taco_dir, manosim_dir):
     assert np.linalg.norm(info["j0_m"]) < 0.03  # J0 offset of TACO's mesh is small (measured 9.6 mm)
     assert hand_coords(out).shape == (rec.num_frames, 67)
     with pytest.raises(DataError, match="hand_side"):
-        complete_hand(_taco_recording(taco_dir, TACO_SEQS[0], "right"),
-                      manosim_dir / "assets" / "myhand" / "mano_rhand" / "capsule_hand.xml")
+        complete_hand(
+            _taco_recording(taco_dir, TACO_SEQS[0], "right"),
+            manosim_dir / "assets" / "myhand" / "mano_rhand" / "capsule_hand.xml",
+        )

@@ -25,11 +25,11 @@ from replay.cli import Parser, report
 from replay.data.fetch import LINK_MODES, fetch
 from replay.data.manifest import verify
 from replay.data.sources import (
-    DATASET_NAMES,
     HUG_BENCH_ASSETS,
     HUG_RECORDINGS,
     HUG_SPLITS,
 )
+from replay.datasets import FETCH_ORDER
 from replay.errors import ReplayError
 
 log = logging.getLogger(__name__)
@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--dataset",
         default="all",
-        choices=[*DATASET_NAMES, "all"],
-        help=f"one of {', '.join(DATASET_NAMES)} or all (default: all)",
+        choices=[*FETCH_ORDER, "all"],
+        help=f"one of {', '.join(FETCH_ORDER)} or all (default: all)",
     )
     ap.add_argument("--dest", type=Path, default=Path("data"), help="staging folder (default: data/)")
     ap.add_argument(

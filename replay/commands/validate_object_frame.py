@@ -18,7 +18,8 @@ from replay.checks import load_recording
 from replay.checks import object_frame as of
 from replay.cli import Parser
 from replay.commands.common import add_data_dir_option
-from replay.data import RECORDING_DATASETS, list_sequences
+from replay.data import list_sequences
+from replay.datasets import RECORDING_DATASETS
 from replay.errors import DataError
 from replay.fileio import ensure_parent, sha256_file
 

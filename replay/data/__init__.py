@@ -11,8 +11,6 @@ from replay.data.types import Recording
 
 datasets.register_adapters(ADAPTERS)  # the registry below is filled from here, above it
 
-RECORDING_DATASETS = datasets.RECORDING_DATASETS
-
 
 def list_sequences(dataset: str, data_dir: str | Path | None = None) -> list[str]:
     """Names :func:`read_recording` accepts, sorted: ``grab`` ``<object>_lift``, ``<object>_<intent>_<n>``; ``taco``

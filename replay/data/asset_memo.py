@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections import OrderedDict
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from replay.data.cache import cache_dir, sha256_text
-from replay.fileio import atomic_write_bytes
+from replay.fileio import atomic_write_bytes, sha256_file
 
 LIBRARIES = ("numpy", "scipy", "trimesh", "mujoco")
 MEMO_SIZE = 512
@@ -23,11 +22,7 @@ _MEMO: OrderedDict = OrderedDict()
 
 @lru_cache(maxsize=4096)
 def _file_sha(path_str: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path_str, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(path_str)
 
 
 def file_sha256(path: str | Path) -> str:

@@ -41,21 +41,21 @@ def _run_coacd(vertices: np.ndarray, faces: np.ndarray, settings: dict) -> list[
     return [(np.asarray(v, float), np.asarray(f, np.int64)) for v, f in parts]
 
 
-def convex_decomposition(mesh_path: str | Path, settings: dict | None = None, sub: str = "coacd") -> list[Path]:
-    """Convex parts (object frame, m) as STL under ``cache_dir(sub)``, keyed by the mesh's SHA-256 and ``settings``
-    (default :data:`COACD_SETTINGS`). Raises DataError: unreadable mesh; CoACD crashed (signal named), ran past
+def convex_decomposition(mesh_path: str | Path) -> list[Path]:
+    """Convex parts (object frame, m) as STL under ``cache_dir("coacd/taco")``, keyed by the mesh's SHA-256 and
+    :data:`COACD_SETTINGS`. Raises DataError: unreadable mesh; CoACD crashed (signal named), ran past
     :data:`COACD_TIMEOUT_S` or returned no part; a degenerate part."""
     import coacd
 
     mesh_path = Path(mesh_path)
-    settings = dict(COACD_SETTINGS if settings is None else settings)
+    settings = dict(COACD_SETTINGS)
     mesh = load_mesh(mesh_path, "mesh")
     key = sha256_text(
         sha256_file(mesh_path),
         json.dumps(settings, sort_keys=True),
         f"coacd-{coacd.__version__ if hasattr(coacd, '__version__') else '1'}",
     )
-    out = cache_dir(sub) / f"{mesh_path.stem}-{key[:16]}"
+    out = cache_dir("coacd/taco") / f"{mesh_path.stem}-{key[:16]}"
     done = out / "done"
     if done.is_file():
         parts = sorted(out.glob("part_*.stl"))

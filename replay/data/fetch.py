@@ -8,12 +8,11 @@ from pathlib import Path
 
 from replay.data.hub import fetch_hug_bench
 from replay.data.manifest import Manifest
-from replay.data.sources import DATASET_NAMES, HUG_SPLITS, pinned_files
+from replay.data.sources import HUG_SPLITS, pinned_files
 from replay.data.stage import stage_extra, stage_mirror_tree, stage_pinned
 from replay.data.transfer import FetchResult
+from replay.datasets import FETCH_ORDER
 from replay.errors import FetchError
-
-__all__ = ["LINK_MODES", "fetch", "resolve_mirror"]
 
 LINK_MODES = ("copy", "hardlink", "symlink")
 
@@ -35,8 +34,8 @@ def resolve_mirror(mirror: str | Path | None) -> Path | None:
 
 def _check_choices(dataset: str, link: str, split: str) -> None:
     """Raises FetchError for an unknown dataset, link mode or HUG-Bench split."""
-    if dataset != "all" and dataset not in DATASET_NAMES:
-        raise FetchError(f"unknown dataset {dataset!r}; choose one of {', '.join(DATASET_NAMES)} or all")
+    if dataset != "all" and dataset not in FETCH_ORDER:
+        raise FetchError(f"unknown dataset {dataset!r}; choose one of {', '.join(FETCH_ORDER)} or all")
     if link not in LINK_MODES:
         raise FetchError(f"unknown link mode {link!r}; choose one of {', '.join(LINK_MODES)}")
     if split not in HUG_SPLITS:
@@ -72,7 +71,7 @@ def fetch(
     mirror_dir = resolve_mirror(mirror)
     dest.mkdir(parents=True, exist_ok=True)
     man = Manifest(dest)
-    names = list(DATASET_NAMES) if dataset == "all" else [dataset]
+    names = list(FETCH_ORDER) if dataset == "all" else [dataset]
     results = []
     for name in names:
         if name == "hug-bench":
@@ -166,7 +165,7 @@ def _fetch_local(
     none of them; IntegrityError: a file at a pinned path differs from its pin."""
     if not local.is_dir():
         raise FetchError(f"--local folder {local} does not exist")
-    names = [n for n in (DATASET_NAMES if dataset == "all" else [dataset]) if (local / n).is_dir()]
+    names = [n for n in (FETCH_ORDER if dataset == "all" else [dataset]) if (local / n).is_dir()]
     if not names:
         raise FetchError(
             f"--local folder {local} has no {dataset if dataset != 'all' else 'dataset'} folder; lay it "

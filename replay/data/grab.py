@@ -138,8 +138,3 @@ def _table_support(
     table_col = shared_mesh(table_asset.collision_meshes[0], "collision_meshes[0]", table_asset.source)
     support_col, _ = top_surface_height(table_col, obj_xy, loc=table_loc, rot=R)
     return support, rule, support_col
-
-
-def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: GRAB recording ``name``, objects in ``<root>/objects``."""
-    return load_grab(path, Path(root) / "objects", **kwargs)

@@ -10,17 +10,11 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from replay import console
 from replay.data.confine import safe_relpath
 from replay.data.manifest import Manifest
 from replay.data.sources import HUG_BENCH_ASSETS, HUG_RECORDINGS, HubRepo
-from replay.data.transfer import (
-    FetchResult,
-    clear_parts,
-    copy_hashing,
-    network_hint,
-    part_path,
-    progress_bar,
-)
+from replay.data.transfer import FetchResult, copy_hashing, fresh_part, network_hint
 from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
 
@@ -41,6 +35,18 @@ def _hub_errors() -> tuple[type[BaseException], ...]:
         except (ImportError, AttributeError):
             pass
     return tuple(errs)
+
+
+def _unreachable(what: str, exc: BaseException) -> FetchError:
+    """FetchError for a failed Hub call on ``what``: no offline mirror holds HUG-Bench."""
+    return FetchError(
+        network_hint(
+            f"huggingface.co for {what}",
+            exc,
+            "HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): run this on a machine "
+            "with network access and copy data/hug-bench over",
+        )
+    )
 
 
 def _is_archive(path: str) -> bool:
@@ -69,9 +75,7 @@ def _list(repo: HubRepo, sha: str) -> list[str]:
     try:
         return list(hfh.list_repo_files(repo.repo_id, repo_type=repo.repo_type, revision=sha))
     except _hub_errors() as exc:
-        raise FetchError(
-            network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)
-        ) from None
+        raise _unreachable(f"{repo.repo_id}@{sha[:7]}", exc) from None
 
 
 def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
@@ -87,11 +91,6 @@ def scenes_in_split(asset_files: list[str], split: str) -> list[str]:
         elif _is_archive(rest):
             found.add(re.sub(r"\.(tar(\.\w+)?|tgz|zip)$", "", rest))
     return sorted(found)
-
-
-def asset_patterns(split: str, scenes: list[str]) -> list[str]:
-    """``allow_patterns`` for the object assets of ``scenes``."""
-    return [f"hug_bench/{split}/{s}/**" for s in scenes]
 
 
 def _record_hub(man: Manifest, repo: HubRepo, sha: str, key: str, upstream_path: str, path: Path) -> None:
@@ -157,15 +156,13 @@ def fetch_assets(
                 repo_id=repo.repo_id,
                 repo_type=repo.repo_type,
                 revision=sha,
-                allow_patterns=asset_patterns(split, plain),
+                allow_patterns=[f"hug_bench/{split}/{s}/**" for s in plain],
                 ignore_patterns=[f"*{x}" for x in _ARCHIVE_SUFFIXES],
                 local_dir=str(root),
             )
         except _hub_errors() as exc:
             man.save()
-            raise FetchError(
-                network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}", exc, mirror_has_it=False)
-            ) from None
+            raise _unreachable(f"{repo.repo_id}@{sha[:7]}", exc) from None
         for s in plain:
             for p in wanted[s]:
                 local = root / safe_relpath(p, f"{repo.repo_id}@{sha[:7]}", "file")
@@ -254,11 +251,9 @@ def _stream_tar_members(
                     safe_relpath(member.name, where, "member")  # confined before anything is written
                     key = safe_relpath(place(member.name), where, "member")
                     target = root / key
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    clear_parts(target)
-                    tmp = part_path(target)
+                    tmp = fresh_part(target)
                     src = tf.extractfile(member)
-                    bar = progress_bar(
+                    bar = console.bar(
                         progress,
                         total=member.size,
                         unit="B",
@@ -266,7 +261,7 @@ def _stream_tar_members(
                         desc=f"{PurePosixPath(tar_path).name}:{PurePosixPath(member.name).name}",
                     )
                     try:
-                        n, _ = copy_hashing(_SizedReader(src, MEMBER_READ_SIZE), tmp, bar.update)
+                        n, _ = copy_hashing(src, tmp, bar.update, chunk=MEMBER_READ_SIZE)
                     finally:
                         bar.close()
                     if n != member.size:
@@ -279,19 +274,7 @@ def _stream_tar_members(
     except tarfile.TarError as exc:
         raise FetchError(f"{repo.repo_id}@{sha[:7]}:{tar_path} is not a readable uncompressed tar ({exc})") from None
     except _hub_errors() as exc:
-        raise FetchError(
-            network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{tar_path}", exc, mirror_has_it=False)
-        ) from None
-
-
-class _SizedReader:
-    """Reads a stream in fixed-size chunks (never an unbounded ``read()``)."""
-
-    def __init__(self, f, size: int):
-        self.f, self.size = f, size
-
-    def read(self, _n: int = -1) -> bytes:
-        return self.f.read(self.size)
+        raise _unreachable(f"{repo.repo_id}@{sha[:7]}:{tar_path}", exc) from None
 
 
 def fetch_recordings(
@@ -320,9 +303,7 @@ def fetch_recordings(
                     )
                 except _hub_errors() as exc:
                     man.save()
-                    raise FetchError(
-                        network_hint(f"huggingface.co for {repo.repo_id}@{sha[:7]}:{path}", exc, mirror_has_it=False)
-                    ) from None
+                    raise _unreachable(f"{repo.repo_id}@{sha[:7]}:{path}", exc) from None
                 os.replace(got, target)
             upstream = path
         else:

@@ -13,7 +13,7 @@ from replay.data.adapter_fields import load_dict
 from replay.data.limits import MAX_PLAUSIBLE_FPS_HZ
 from replay.data.mesh_io import load_mesh
 from replay.data.objects import hug_object_pose, load_hug_object
-from replay.data.types import MANOParams, ObjectTrack, Recording
+from replay.data.types import TIP_LANDMARKS, MANOParams, ObjectTrack, Recording
 from replay.errors import DataError
 
 #: m, fingertip to surface that counts as touching: landmarks are joint centres ~0.8-1 cm inside the skin (MANO's
@@ -21,8 +21,6 @@ from replay.errors import DataError
 GRASP_DIST_M = 0.015
 #: frames the touch must last (0.3 s at HUG's 10 fps)
 GRASP_HOLD_FRAMES = 3
-#: manopth fingertip landmark ids: thumb, index, middle, ring, pinky
-TIP_IDS = (4, 8, 12, 16, 20)
 
 
 def _mat4(value, source: Path, field: str) -> np.ndarray:
@@ -80,33 +78,33 @@ def _surface_distance(mesh: trimesh.Trimesh, points: np.ndarray) -> np.ndarray:
     return dist
 
 
-def find_first_grasp(
-    landmarks: np.ndarray,
-    valid: np.ndarray,
-    meshes_world: list[trimesh.Trimesh],
-    *,
-    dist_m: float = GRASP_DIST_M,
-    hold: int = GRASP_HOLD_FRAMES,
-) -> tuple[int, int, np.ndarray] | None:
-    """``(frame, object index, tip distances (T, n_objects, 5) m)`` of the first of ``hold`` valid frames with the
-    thumb tip and another fingertip within ``dist_m`` of one object's surface, or None."""
+def _first_grasp(
+    landmarks: np.ndarray, valid: np.ndarray, meshes_world: list[trimesh.Trimesh], path: Path, hand: str
+) -> tuple[int, int]:
+    """``(frame, object index)``: the first of :data:`GRASP_HOLD_FRAMES` valid frames with the thumb tip and another
+    fingertip within :data:`GRASP_DIST_M` of one object's surface. Raises DataError when there is none."""
     T = landmarks.shape[0]
-    tips = np.full((T, len(meshes_world), len(TIP_IDS)), np.inf)
+    tips = np.full((T, len(meshes_world), len(TIP_LANDMARKS)), np.inf)
     idx = np.flatnonzero(valid)
     for o, mesh in enumerate(meshes_world):
         if idx.size:
-            pts = landmarks[idx][:, TIP_IDS].reshape(-1, 3)
-            tips[idx, o] = _surface_distance(mesh, pts).reshape(idx.size, len(TIP_IDS))
-    near = tips < dist_m
+            pts = landmarks[idx][:, TIP_LANDMARKS].reshape(-1, 3)
+            tips[idx, o] = _surface_distance(mesh, pts).reshape(idx.size, len(TIP_LANDMARKS))
+    near = tips < GRASP_DIST_M
     touch = near[:, :, 0] & near[:, :, 1:].any(axis=2) & valid[:, None]  # (T, O)
+    hold = GRASP_HOLD_FRAMES
     for t in range(T - hold + 1):
         run = touch[t : t + hold].all(axis=0)
         if run.any():
             # several objects at once: the one with the smaller mean tip distance
             cand = np.flatnonzero(run)
-            o = int(cand[np.argmin(tips[t : t + hold, cand].mean(axis=(0, 2)))])
-            return t, o, tips
-    return None
+            return t, int(cand[np.argmin(tips[t : t + hold, cand].mean(axis=(0, 2)))])
+    raise DataError(
+        path,
+        f"frame_data.mano_hand_tracking.{hand}.landmarks",
+        f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
+        f"object for {GRASP_HOLD_FRAMES} consecutive valid frames",
+    )
 
 
 def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "right") -> Recording:
@@ -121,7 +119,7 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
     T, valid, lm, Tww = len(frames), hf.valid, hf.landmarks, hf.T_world_wrist
     tracks, meshes_world, placement, lowest = _read_objects(scene_dir, T)
 
-    grasp, target = _grasp(lm, valid, meshes_world, path, hand)
+    grasp, target = _first_grasp(lm, valid, meshes_world, path, hand)
 
     l0 = np.linalg.norm(lm[valid, 0] - Tww[valid, :3, 3], axis=1)
     rec = Recording(
@@ -163,20 +161,6 @@ def load_hug(aria_data_pkl: str | Path, scene_dir: str | Path, hand: str = "righ
         },
     )
     return rec.validate()
-
-
-def _grasp(lm: np.ndarray, valid: np.ndarray, meshes_world: list, path: Path, hand: str) -> tuple[int, int]:
-    """``(grasp frame, target object index)`` of :func:`find_first_grasp`; raises DataError when none is found."""
-    found = find_first_grasp(lm, valid, meshes_world)
-    if found is None:
-        raise DataError(
-            path,
-            f"frame_data.mano_hand_tracking.{hand}.landmarks",
-            f"no grasp found: thumb tip + another fingertip never within {GRASP_DIST_M * 100:.1f} cm of an "
-            f"object for {GRASP_HOLD_FRAMES} consecutive valid frames",
-        )
-    grasp, target, _ = found
-    return grasp, target
 
 
 def _read_header(path: Path) -> tuple[float, list]:
@@ -305,8 +289,3 @@ def _read_objects(scene_dir: Path, T: int) -> tuple[list, list, dict, dict]:
             )
         )
     return tracks, meshes_world, placement, lowest
-
-
-def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: scene ``name`` (``<split>/<scene>``), objects in ``<root>/hug_bench/<split>/<scene>``."""
-    return load_hug(path, Path(root) / "hug_bench" / name, **kwargs)

@@ -45,12 +45,7 @@ def input_hashes(paths: list[Path], data_dir: str | None) -> dict:
 
 def _relative(p: Path, root: Path | None) -> str | None:
     """``p`` relative to ``root`` (POSIX), or None when it does not lie under it."""
-    if root is None:
-        return None
-    try:
-        return p.relative_to(root).as_posix()
-    except ValueError:
-        return None
+    return p.relative_to(root).as_posix() if root is not None and p.is_relative_to(root) else None
 
 
 def _pin_key(p: Path, key: str) -> str:

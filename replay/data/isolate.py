@@ -16,11 +16,6 @@ from replay.errors import DataError
 _ROOT = Path(__file__).resolve().parent.parent
 
 
-def isolation_enabled() -> bool:
-    """False when ``REPLAY_ISOLATE=0`` (run native calls in this process)."""
-    return os.environ.get("REPLAY_ISOLATE", "1") != "0"
-
-
 def signal_name(returncode: int) -> str:
     """``-11`` -> ``"SIGSEGV"``; a positive exit status -> ``"exit status N"``."""
     if returncode < 0:
@@ -38,7 +33,7 @@ def call_isolated(
 ):
     """``func(*args, **kwargs)`` (module-level) in a fresh child process; ``what``, ``path``, ``field``, ``advice`` go
     into the message. Raises DataError: it crashed (signal named), ran past ``timeout_s`` (s), or raised."""
-    if not isolation_enabled():
+    if os.environ.get("REPLAY_ISOLATE", "1") == "0":
         return func(*args, **kwargs)
     tail = f"; {advice}" if advice else ""
     with tempfile.TemporaryDirectory(prefix="replay-isolate-") as tmp:

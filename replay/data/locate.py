@@ -8,8 +8,6 @@ from pathlib import Path
 from replay.datasets import FETCH_ORDER
 from replay.errors import DataError
 
-DATASETS = FETCH_ORDER
-
 MIRROR_ENV = "REPLAY_MIRROR"
 DATA_ENV = "REPLAY_DATA"
 
@@ -45,8 +43,8 @@ def _has_files(folder: Path) -> bool:
 
 def dataset_dir(name: str, data_dir: str | Path | None = None) -> Path:
     """The staged folder of dataset ``name``, else the mirror's; DataError: unknown name, or found in neither."""
-    if name not in DATASETS:
-        raise DataError(None, "dataset", f"unknown dataset {name!r}; choose from {', '.join(DATASETS)}")
+    if name not in FETCH_ORDER:
+        raise DataError(None, "dataset", f"unknown dataset {name!r}; choose from {', '.join(FETCH_ORDER)}")
     staged = Path(data_dir) if data_dir is not None else default_data_dir()
     if _has_files(staged / name):
         return (staged / name).resolve()

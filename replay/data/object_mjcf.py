@@ -49,8 +49,6 @@ class GrabObjectInfo:
     xml: Path
     visual_files: list[Path]
     collision_files: list[Path]
-    transformed: list[str] = field(default_factory=list)
-    primitives: list[str] = field(default_factory=list)
     density: float = 0.0
     friction: tuple[float, float, float] = (0.0, 0.0, 0.0)
     condim: int = 0
@@ -173,18 +171,15 @@ def _declared_meshes(root: ET.Element, object_dir: Path) -> dict[str, tuple[Path
     return meshes
 
 
-def _body_geoms(
-    root: ET.Element, classes: dict, meshes: dict, xml: Path, object_dir: Path
-) -> tuple[list[_Geom], list[str]]:
-    """The object body's resolved mesh geoms and its primitive geoms' names. Raises DataError: no object body, an
-    unknown default class, a mesh not declared."""
+def _body_geoms(root: ET.Element, classes: dict, meshes: dict, xml: Path, object_dir: Path) -> list[_Geom]:
+    """The object body's resolved mesh geoms (primitive geoms left out). Raises DataError: no object body, an unknown
+    default class, a mesh not declared."""
     bodies = [b for w in root.findall("worldbody") for b in w.findall("body")]
     body = next((b for b in bodies if b.get("name") == "object"), bodies[0] if bodies else None)
     if body is None:
         raise DataError(xml, "worldbody.body", "no object body")
     childclass = body.get("childclass", "main")
     geoms: list[_Geom] = []
-    primitives: list[str] = []
     for i, g in enumerate(body.iter("geom")):
         cls = g.get("class", childclass)
         if cls not in classes:
@@ -201,9 +196,7 @@ def _body_geoms(
                 )
             f, s = meshes[mname]
             geoms.append(_Geom(attrs, f, s, cls))
-        else:
-            primitives.append(f"{gname} ({attrs.get('type')})")
-    return geoms, primitives
+    return geoms
 
 
 #: kg/m^3, MuJoCo's geom density when none is given (MJCF reference, geom/@density)
@@ -219,8 +212,8 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
     root = _parse_xml(xml)
     _expand_includes(root, object_dir, object_dir.parent, xml, [0])
     angle_deg = _compiler_angle_deg(root)
-    classes = _collect_defaults(root)
-    geoms, primitives = _body_geoms(root, classes, _declared_meshes(root, object_dir), xml, object_dir)
+    meshes = _declared_meshes(root, object_dir)
+    geoms = _body_geoms(root, _collect_defaults(root), meshes, xml, object_dir)
 
     col = [g for g in geoms if g.cls == "object_col"]
     vis = [g for g in geoms if g.cls != "object_col"]
@@ -241,23 +234,19 @@ def grab_object_info(object_dir: str | Path) -> GrabObjectInfo:
         xml=xml,
         visual_files=[g.mesh_file for g in vis],
         collision_files=[g.mesh_file for g in col],
-        primitives=primitives,
         density=one("density", float),
         friction=one("friction", lambda s: tuple(float(x) for x in s.split())),
         condim=one("condim", int),
         margin=one("margin", float),
         geoms=(vis, col, angle_deg),
     )
-    stated, _ = _body_geoms(
-        root, _collect_defaults(root, mj_defaults=False), _declared_meshes(root, object_dir), xml, object_dir
-    )
+    stated = _body_geoms(root, _collect_defaults(root, mj_defaults=False), meshes, xml, object_dir)
     if any("density" not in g.attrs for g in stated if g.cls == "object_col"):
         info.density_source = (
             f"default: MuJoCo's {MUJOCO_DEFAULT_DENSITY:g} kg/m^3 (no density in {xml.name} or its classes)"
         )
-    for g in geoms:
-        if _geom_transform(g.attrs, angle_deg, xml, g.attrs["name"]) is not None or g.mesh_scale is not None:
-            info.transformed.append(g.attrs["name"])
+    for g in geoms:  # an orientation attribute the bake cannot apply is refused here
+        _geom_transform(g.attrs, angle_deg, xml, g.attrs["name"])
     return info
 
 

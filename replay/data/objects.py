@@ -13,28 +13,8 @@ from replay.data.coacd import convex_decomposition
 from replay.data.limits import load_json
 from replay.data.mesh_checks import check_collision_part
 from replay.data.mesh_io import load_mesh, shared_mesh
-from replay.data.types import ObjectAsset
+from replay.data.types import DEFAULT_DENSITY, ObjectAsset
 from replay.errors import DataError
-
-__all__ = [
-    "DEFAULT_DENSITY",
-    "DEFAULT_FRICTION",
-    "DEFAULT_CONDIM",
-    "asset_meshes",
-    "collision_volume",
-    "asset_mass",
-    "load_taco_object",
-    "hug_collision_files",
-    "load_hug_object",
-    "hug_object_pose",
-]
-
-
-#: TACO and HUG state no material: object_sim's values for every GRAB object (common.xml, class object_col),
-#: kg/m^3, (sliding, torsional, rolling), condim
-DEFAULT_DENSITY = 1250.0
-DEFAULT_FRICTION = (1.0, 0.5, 0.01)
-DEFAULT_CONDIM = 4
 
 
 def asset_meshes(asset: ObjectAsset) -> tuple[trimesh.Trimesh, list[trimesh.Trimesh]]:
@@ -70,19 +50,15 @@ def asset_mass(asset: ObjectAsset) -> float:
     return float(asset.density * collision_volume(asset))
 
 
-def load_taco_object(obj_path: str | Path, name: str | None = None, settings: dict | None = None) -> ObjectAsset:
-    """ObjectAsset of a TACO ``<seq>.obj`` (m), ``DEFAULT_*`` material, cached CoACD parts; DataError: unreadable."""
+def load_taco_object(obj_path: str | Path, name: str | None = None) -> ObjectAsset:
+    """ObjectAsset of a TACO ``<seq>.obj`` (m), the default material, cached CoACD parts; DataError: unreadable."""
     obj_path = Path(obj_path)
     load_mesh(obj_path, "mesh")
-    parts = convex_decomposition(obj_path, settings, sub="coacd/taco")
+    parts = convex_decomposition(obj_path)
     return ObjectAsset(
         name=name or obj_path.stem,
         visual_mesh=obj_path,
         collision_meshes=parts,
-        density=DEFAULT_DENSITY,
-        mass=None,
-        friction=DEFAULT_FRICTION,
-        condim=DEFAULT_CONDIM,
         source=obj_path,
         density_source=f"dataset: TACO states no material; object_sim's {DEFAULT_DENSITY:g} kg/m^3 (module doc)",
     )
@@ -138,8 +114,6 @@ def load_hug_object(sim_assets: str | Path, name: str | None = None) -> tuple[Ob
         collision_meshes=parts,
         density=density,
         mass=None if mass is None else float(mass),
-        friction=DEFAULT_FRICTION,
-        condim=DEFAULT_CONDIM,
         source=props_path,
     )
     return asset, wp

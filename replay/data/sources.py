@@ -8,10 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from replay.datasets import FETCH_ORDER
 from replay.errors import DataError
-
-DATASET_NAMES = FETCH_ORDER
 
 PINS_PATH = Path(__file__).with_name("pinned_files.json")
 
@@ -88,6 +85,7 @@ GITHUB_SOURCES: tuple[GitHubSource, ...] = (
     ),
 )
 
+PINNED_DATASETS = frozenset(s.dataset for s in GITHUB_SOURCES)
 
 #: ``{mirror folder: staging folder}`` of pinned files the mirror keeps elsewhere (GRAB's other intents)
 MIRROR_ALIASES: dict[str, str] = {"grab_intents/recordings": "grab/recordings"}
@@ -154,9 +152,9 @@ def github_source_for(dataset: str, relpath: str) -> GitHubSource:
     raise DataError(PINS_PATH, f"{dataset}/{relpath}", "no pinned upstream source covers this path")
 
 
-@lru_cache(maxsize=4)
-def _load_pins(path: str) -> dict:
-    p = Path(path)
+@lru_cache(maxsize=1)
+def _load_pins() -> dict:
+    p = PINS_PATH
     try:
         data = json.loads(p.read_text())
     except FileNotFoundError:
@@ -168,19 +166,19 @@ def _load_pins(path: str) -> dict:
     return data
 
 
-def pin_digests(pins_path: str | Path = PINS_PATH) -> dict[str, str]:
+def pin_digests() -> dict[str, str]:
     """``{"<dataset>/<relpath>": SHA-256}`` of the project's pin list, the one source of ``pinned: true``. Raises
     DataError: a missing or malformed list."""
-    files = _load_pins(str(pins_path))["files"]
+    files = _load_pins()["files"]
     return {k: str(v.get("sha256")) for k, v in files.items() if isinstance(v, dict)}
 
 
-def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[PinnedFile]:
+def pinned_files(dataset: str) -> list[PinnedFile]:
     """Every pinned file of ``manosim``, ``grab`` or ``taco``, sorted by path. Raises DataError: unknown dataset or
     malformed pin list (field named)."""
-    if dataset not in {s.dataset for s in GITHUB_SOURCES}:
+    if dataset not in PINNED_DATASETS:
         raise DataError(None, "dataset", f"{dataset!r} has no pinned GitHub files")
-    data = _load_pins(str(pins_path))
+    data = _load_pins()
     out = []
     for key, entry in sorted(data["files"].items()):
         ds, _, rel = key.partition("/")
@@ -189,13 +187,13 @@ def pinned_files(dataset: str, pins_path: str | Path = PINS_PATH) -> list[Pinned
         try:
             size, digest = int(entry["size"]), str(entry["sha256"])
         except (KeyError, TypeError, ValueError):
-            raise DataError(Path(pins_path), f"files.{key}", "needs integer 'size' and 'sha256'") from None
+            raise DataError(PINS_PATH, f"files.{key}", "needs integer 'size' and 'sha256'") from None
         if len(digest) != 64:
-            raise DataError(Path(pins_path), f"files.{key}.sha256", "not a SHA-256 hex digest")
+            raise DataError(PINS_PATH, f"files.{key}.sha256", "not a SHA-256 hex digest")
         mpath = entry.get("mirror_path")
         if mpath is not None and not isinstance(mpath, str):
-            raise DataError(Path(pins_path), f"files.{key}.mirror_path", "must be a path string")
+            raise DataError(PINS_PATH, f"files.{key}.mirror_path", "must be a path string")
         out.append(PinnedFile(ds, rel, size, digest, github_source_for(ds, rel), mpath))
     if not out:
-        raise DataError(Path(pins_path), "files", f"no files pinned for {dataset!r}")
+        raise DataError(PINS_PATH, "files", f"no files pinned for {dataset!r}")
     return out

@@ -11,17 +11,11 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from replay import console
 from replay.data.confine import is_inside
 from replay.data.manifest import Manifest, move_aside
-from replay.data.sources import PinnedFile, is_hidden, pinned_files
-from replay.data.transfer import (
-    FetchResult,
-    clear_parts,
-    copy_hashing,
-    network_hint,
-    part_path,
-    progress_bar,
-)
+from replay.data.sources import PINNED_DATASETS, PinnedFile, is_hidden, pinned_files
+from replay.data.transfer import FetchResult, copy_hashing, fresh_part, network_hint
 from replay.errors import FetchError, IntegrityError
 from replay.fileio import sha256_file
 
@@ -36,7 +30,7 @@ def _triage(
     """Split pinned files into good (skipped) and to stage: a staged file failing its pin is moved aside and re-staged;
     an unrecorded one matching its pin is adopted."""
     todo = []
-    for pf in progress_bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
+    for pf in console.bar(progress, iterable=pins, desc=f"{pins[0].dataset}: check", unit="file", leave=False):
         target = dest / pf.path
         entry = man.files.get(pf.path)
         if entry is not None:
@@ -105,9 +99,7 @@ def _stage_from_mirror(
     """Stage one pinned file from the mirror; returns (bytes written, link mode)."""
     src = mirror_source(pf, mirror)
     target = dest / pf.path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    clear_parts(target)
-    tmp = part_path(target)
+    tmp = fresh_part(target)
     if link != "copy":
         digest = sha256_file(src)
         _check_digest(pf, src.stat().st_size, digest, tmp, f"mirror file {src}")
@@ -140,9 +132,7 @@ def _http_open(url: str):
 def _stage_from_github(pf: PinnedFile, dest: Path, on_bytes: Callable[[int], None]) -> int:
     url = pf.source.raw_url(pf.relpath)
     target = dest / pf.path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    clear_parts(target)
-    tmp = part_path(target)
+    tmp = fresh_part(target)
     try:
         with _http_open(url) as resp:
             n, digest = copy_hashing(resp, tmp, on_bytes)
@@ -184,18 +174,19 @@ def stage_pinned(
     if not todo:
         return result
     total = sum(pf.size for pf in todo)
-    bar = progress_bar(progress, total=total, unit="B", unit_scale=True, desc=f"{dataset} <- {origin}")
-    done = 0
+    bar = console.bar(progress, total=total, unit="B", unit_scale=True, desc=f"{dataset} <- {origin}")
+
+    def staged(pf: PinnedFile, n: int, used: str) -> None:
+        _record_pinned(man, pf, origin, link=used)
+        result.staged += 1
+        result.bytes += n
+        if result.staged % _SAVE_EVERY == 0:
+            man.save()
+
     try:
         if mirror is not None:
             for pf in todo:
-                n, used = _stage_from_mirror(pf, mirror, dest, link=link, on_bytes=bar.update)
-                _record_pinned(man, pf, origin, link=used)
-                result.staged += 1
-                result.bytes += n
-                done += 1
-                if done % _SAVE_EVERY == 0:
-                    man.save()
+                staged(pf, *_stage_from_mirror(pf, mirror, dest, link=link, on_bytes=bar.update))
         else:
             with ThreadPoolExecutor(GITHUB_WORKERS) as pool:
                 futures = {pool.submit(_stage_from_github, pf, dest, bar.update): pf for pf in todo}
@@ -208,19 +199,11 @@ def stage_pinned(
                             for other in pending:
                                 other.cancel()
                             raise exc
-                        _record_pinned(man, futures[fut], origin, link="copy")
-                        result.staged += 1
-                        result.bytes += fut.result()
-                        done += 1
-                        if done % _SAVE_EVERY == 0:
-                            man.save()
+                        staged(futures[fut], fut.result(), "copy")
     finally:
         bar.close()
         man.save()
     return result
-
-
-_PINNED_DATASETS = ("manosim", "grab", "taco")
 
 
 def outside_link(src: Path, folder: Path, follow: bool) -> str | None:
@@ -252,7 +235,7 @@ def stage_extra(
     """Stage every file of ``root/<dataset>/`` the pin list does not name as unpinned (a file at a pinned path held to
     its pin). Raises IntegrityError: it differs from its pin; FetchError: a symlink leading outside, without
     ``follow_symlinks``."""
-    pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in _PINNED_DATASETS else {}
+    pins = {pf.path: pf for pf in pinned_files(dataset)} if dataset in PINNED_DATASETS else {}
     folder = root / dataset
     files = sorted(
         p
@@ -262,7 +245,7 @@ def stage_extra(
         and ".part-" not in p.name
         and ".corrupt-" not in p.name
     )
-    for src in progress_bar(
+    for src in console.bar(
         progress, iterable=files, desc=f"{dataset} <- {source} (unpinned)", unit="file", leave=False
     ):
         key = src.relative_to(root).as_posix()
@@ -320,9 +303,7 @@ def stage_extra(
 
 def _place(src: Path, target: Path, link: str) -> None:
     """Put ``src`` at ``target`` atomically (written under a partial name, renamed; ``hardlink`` copies here)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    clear_parts(target)
-    tmp = part_path(target)
+    tmp = fresh_part(target)
     if link == "symlink":
         os.symlink(src.resolve(), tmp)
     else:
@@ -348,7 +329,7 @@ def stage_mirror_tree(
     upstream = {}
     if (mirror / "MANIFEST.json").is_file():
         upstream = Manifest(mirror).for_dataset(dataset)
-    for src in progress_bar(
+    for src in console.bar(
         progress,
         iterable=sorted(
             p for p in src_root.rglob("*") if p.is_file() and ".cache" not in p.relative_to(src_root).parts

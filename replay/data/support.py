@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import trimesh
 from scipy.spatial.transform import Rotation
 
-from replay.errors import DataError
+from replay.data.mesh_io import shared_mesh
 
 
 def support_extent(rec) -> tuple[float, float, float, float] | None:
@@ -15,11 +14,7 @@ def support_extent(rec) -> tuple[float, float, float, float] | None:
     table = (rec.meta or {}).get("table")
     if not table or getattr(table.get("asset"), "visual_mesh", None) is None:
         return None
-    path = table["asset"].visual_mesh
-    try:
-        m = trimesh.load(path, force="mesh")
-    except Exception as e:
-        raise DataError(path, None, f"cannot read the table mesh: {e}") from e
+    m = shared_mesh(table["asset"].visual_mesh, "visual_mesh", table["asset"].source)
     v = Rotation.from_quat(np.asarray(table["quat"], float)).apply(np.asarray(m.vertices)) + np.asarray(
         table["pos"], float
     )

@@ -18,7 +18,7 @@ TACO_FPS = 30.0
 TACO_FPS_SOURCE = f"documentation: TACO's cameras record at {TACO_FPS:g} fps (Liu et al., CVPR 2024); not in the file"
 
 
-def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settings: dict | None = None) -> Recording:
+def load_taco(path: str | Path, obj_path: str | Path | None = None) -> Recording:
     """One TACO sequence; ``obj_path`` default ``<seq>.obj`` beside it. Raises DataError: bad pickle, missing field,
     wrong shape, NaN (first bad frame named), ``obj_pose`` not rigid or not reproducing ``obj_verts``, missing mesh,
     an object never lifted by 1 cm."""
@@ -29,7 +29,7 @@ def load_taco(path: str | Path, obj_path: str | Path | None = None, coacd_settin
     T = pose.shape[0]
     obj_pose = get_array(data, "obj_pose", path, shape=(T, 4, 4))
     Rm = _rigid_rotations(obj_pose, path)
-    asset = load_taco_object(obj_path, name=path.stem, settings=coacd_settings)
+    asset = load_taco_object(obj_path, name=path.stem)
     world = _object_vertices_world(data, path, obj_path, obj_pose, T)
     onset = required_onset(obj_pose[:, :3, 3], path, "obj_pose")
     lowest = world[:, :, 2].min(axis=1)
@@ -118,8 +118,3 @@ def _object_vertices_world(data: dict, path: Path, obj_path: Path, obj_pose: np.
                     f"applied to {obj_path.name} it misses obj_verts by {err:.2e} m (> 1e-5): wrong mesh?",
                 )
     return world
-
-
-def load_recording(path: Path, root: Path, name: str, **kwargs) -> Recording:
-    """The registry's entry: TACO sequence ``name``, its mesh beside it."""
-    return load_taco(path, **kwargs)

@@ -8,11 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
-from replay import console
-
 _CHUNK = 1 << 20
+OFFLINE_ADVICE = (
+    "If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
+)
 
 
 @dataclass
@@ -31,31 +30,24 @@ class FetchResult:
     unpinned: int = 0
 
 
-def progress_bar(progress: bool | None, **kw) -> tqdm:
-    """A tqdm bar on stderr; ``progress`` None: on a terminal only."""
-    return console.bar(progress, **kw)
-
-
-def part_path(target: Path) -> Path:
-    """Temporary name a file is written under before its atomic rename."""
+def fresh_part(target: Path) -> Path:
+    """The temporary name ``target`` is written under before its atomic rename, its folder made and leftovers of
+    interrupted writes (any process id) removed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for p in target.parent.glob(f".{target.name}.part-*"):
+        p.unlink(missing_ok=True)
     return target.with_name(f".{target.name}.part-{os.getpid()}")
 
 
-def clear_parts(target: Path) -> None:
-    """Remove leftovers of interrupted writes of ``target`` (any process id)."""
-    if target.parent.is_dir():
-        for p in target.parent.glob(f".{target.name}.part-*"):
-            p.unlink(missing_ok=True)
-
-
-def copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) -> tuple[int, str]:
-    """Copy a binary stream to ``dst``; (bytes, sha256)."""
-
+def copy_hashing(
+    src, dst: Path, on_bytes: Callable[[int], None] | None = None, *, chunk: int = _CHUNK
+) -> tuple[int, str]:
+    """Copy a binary stream to ``dst`` in reads of ``chunk`` bytes; (bytes, sha256)."""
     h = hashlib.sha256()
     n = 0
     with open(dst, "wb") as out:
         while True:
-            block = src.read(_CHUNK)
+            block = src.read(chunk)
             if not block:
                 break
             out.write(block)
@@ -68,14 +60,6 @@ def copy_hashing(src, dst: Path, on_bytes: Callable[[int], None] | None = None) 
     return n, h.hexdigest()
 
 
-def network_hint(what: str, exc: BaseException, mirror_has_it: bool = True) -> str:
-    """Message for a failed network call, naming the source and what to do offline."""
-    head = f"could not reach {what} ({type(exc).__name__}: {exc})."
-    if not mirror_has_it:
-        return (
-            f"{head} HUG-Bench is only on the Hugging Face Hub (the offline mirror does not hold it): "
-            f"run this on a machine with network access and copy data/hug-bench over"
-        )
-    return (
-        f"{head} If this machine is offline, stage from a local mirror instead: --mirror DIR (or set REPLAY_MIRROR=DIR)"
-    )
+def network_hint(what: str, exc: BaseException, advice: str = OFFLINE_ADVICE) -> str:
+    """Message for a failed network call, naming the source and ``advice`` (what to do offline)."""
+    return f"could not reach {what} ({type(exc).__name__}: {exc}). {advice}"

@@ -35,7 +35,17 @@ LANDMARK_NAMES = (
     "pinky_tip",
 )
 
+#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky)
+TIP_LANDMARKS = (4, 8, 12, 16, 20)
+
 LANDMARK_FINGER = ("wrist",) + ("thumb",) * 4 + ("index",) * 4 + ("middle",) * 4 + ("ring",) * 4 + ("pinky",) * 4
+
+
+#: TACO and HUG state no material: object_sim's values for every GRAB object (common.xml, class object_col),
+#: kg/m^3, (sliding, torsional, rolling), condim
+DEFAULT_DENSITY = 1250.0
+DEFAULT_FRICTION = (1.0, 0.5, 0.01)
+DEFAULT_CONDIM = 4
 
 
 @dataclass
@@ -51,10 +61,10 @@ class ObjectAsset:
     name: str
     visual_mesh: Path
     collision_meshes: list[Path]
-    density: float = 1250.0
+    density: float = DEFAULT_DENSITY
     mass: float | None = None
-    friction: tuple[float, float, float] = (1.0, 0.5, 0.01)
-    condim: int = 4
+    friction: tuple[float, float, float] = DEFAULT_FRICTION
+    condim: int = DEFAULT_CONDIM
     margin: float = 0.0
     source: Path | None = None
     density_source: str = ""

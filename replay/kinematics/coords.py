@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from replay.data.locate import dataset_dir
-from replay.data.types import Recording
+from replay.data.types import TIP_LANDMARKS, Recording
 from replay.datasets import DATASETS
 from replay.errors import DataError
 from replay.kinematics.ik import IKOptions, fit_landmarks, ik_options_for, interpolate_pose
@@ -20,7 +20,7 @@ from replay.kinematics.mano import (
     wrist_from_global_orient,
     wrist_from_transform,
 )
-from replay.kinematics.model import TIP_LANDMARKS, HandKinematics
+from replay.kinematics.model import HandKinematics
 
 #: per dataset: its MANO finger values are relative to the flat hand where its files do not say
 DEFAULT_FLAT_HAND_MEAN = {n: d.flat_hand_mean for n, d in DATASETS.items() if d.flat_hand_mean is not None}
@@ -111,7 +111,7 @@ def _ik_summary(res, path: Path) -> dict:
         "ik_residual_mm": {"median": float(np.median(r)), "p90": float(np.percentile(r, 90)), "max": float(r.max())},
         "ik_seconds": res.seconds,
         "ik_cached": res.cached,
-        "ik_restarts": int(np.sum(res.restarts)) if res.restarts is not None else 0,
+        "ik_restarts": int(np.sum(res.restarts)),
     }
 
 

@@ -16,6 +16,7 @@ from scipy.spatial.transform import Rotation, Slerp
 
 from replay import console
 from replay.data.cache import cache_dir
+from replay.data.types import TIP_LANDMARKS
 from replay.errors import DataError
 from replay.kinematics.model import NUM_BODIES, NUM_JOINTS, HandKinematics
 
@@ -24,9 +25,9 @@ IK_VERSION = 2
 
 
 #: per-landmark weights on an authored hand: fingertips (they carry the contacts) 3, others 1 (docs/hand.md)
-DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+DEFAULT_LANDMARK_WEIGHTS = tuple(3.0 if k in TIP_LANDMARKS else 1.0 for k in range(21))
 #: per-landmark weights on a fitted hand: fingertips 1.5, others 1 (docs/hand.md, the landmark IK on it)
-FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in (4, 8, 12, 16, 20) else 1.0 for k in range(21))
+FITTED_LANDMARK_WEIGHTS = tuple(1.5 if k in TIP_LANDMARKS else 1.0 for k in range(21))
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,10 @@ class IKResult:
     finger_quat: np.ndarray
     residual: np.ndarray
     nfev: np.ndarray
+    restarts: np.ndarray
     seconds: float = 0.0
     cached: bool = False
     options: dict = field(default_factory=dict)
-    restarts: np.ndarray | None = None
 
 
 def _skew(v: np.ndarray) -> np.ndarray:
@@ -189,6 +190,13 @@ class LandmarkIK:
         t = target[palm].mean(0) - R @ ref[palm].mean(0)
         return t, R
 
+    def _cold_start(self, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(root rotation (3, 3), x (51,))`` of :meth:`initial_root`, every joint at zero."""
+        t, R = self.initial_root(target)
+        x = np.zeros(3 + 3 * NUM_BODIES)
+        x[:3] = t
+        return R, x
+
     def fit(self, landmarks: np.ndarray, frames: np.ndarray, progress: bool = False) -> IKResult:
         """Fit ``frames`` of (T, 21, 3) landmarks in order, warm-started (cold after a gap over ``4 * stride``)."""
         frames = np.asarray(frames, dtype=np.int64)
@@ -207,23 +215,17 @@ class LandmarkIK:
         for i in it:
             f = frames[i]
             target = landmarks[f].astype(np.float64)
-            if x_prev is None or f - last > 4 * self.opt.stride:
-                t, R = self.initial_root(target)
-                x_prev = np.zeros(3 + 3 * NUM_BODIES)
-                x_prev[:3] = t
-                R_prev = R
-                cold = True
-            else:
-                cold = False
+            cold = x_prev is None or f - last > 4 * self.opt.stride
+            if cold:
+                R_prev, x_prev = self._cold_start(target)
             x, R_root, n = self.solve_frame(
                 target, R_prev, x_prev, max_nfev=self.opt.max_nfev_first if cold else self.opt.max_nfev, cold=cold
             )
             if not cold and self._max_error(x, R_root, target) > self.opt.restart_m:
                 # a warm start trapped after a glitch: retry from the palm fit, keep the better
-                t, R = self.initial_root(target)
-                x0 = np.zeros(3 + 3 * NUM_BODIES)
-                x0[:3] = t
-                x2, R2, n2 = self.solve_frame(target, R, x0, max_nfev=self.opt.max_nfev_first, cold=True)
+                x2, R2, n2 = self.solve_frame(
+                    target, *self._cold_start(target), max_nfev=self.opt.max_nfev_first, cold=True
+                )
                 n += n2
                 restarts[i] = True
                 if self._max_error(x2, R2, target) < self._max_error(x, R_root, target):
@@ -237,7 +239,7 @@ class LandmarkIK:
         fit = self.kin.fk_landmarks(wrist_pos, wrist_quat, finger_quat)
         residual = np.linalg.norm(fit - landmarks[frames], axis=-1)
         return IKResult(
-            frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, secs, False, asdict(self.opt), restarts
+            frames, wrist_pos, wrist_quat, finger_quat, residual, nfev, restarts, secs, False, asdict(self.opt)
         )
 
     def _max_error(self, x, R_root, target) -> float:
@@ -245,11 +247,6 @@ class LandmarkIK:
         R = Rotation.from_rotvec(x[6:].reshape(NUM_JOINTS, 3)).as_matrix()
         X, G, _ = self.kin.fk_frames(t[None], R_root[None], R[None])
         return float(np.linalg.norm(self.kin.landmarks_from_frames(X, G)[0] - target, axis=-1).max())
-
-
-def default_cache_dir() -> Path:
-    """``$REPLAY_CACHE``, else ``data/cache``."""
-    return cache_dir()
 
 
 def ik_options_for(mjcf_path: str | Path, **changes) -> IKOptions:
@@ -290,7 +287,7 @@ def fit_landmarks(
     frames = _frames_to_fit(landmarks, valid, window, opt, source)
     path = None
     if cache:
-        cdir = default_cache_dir() if cache is True else Path(cache)
+        cdir = cache_dir() if cache is True else Path(cache)
         path = cdir / "ik" / f"{_cache_key(kin, landmarks, frames, opt)}.npz"
         hit = _read_cached(path, opt)
         if hit is not None:
@@ -331,24 +328,18 @@ def _frames_to_fit(
     return frames
 
 
+#: the :class:`IKResult` arrays an IK cache file holds, with ``seconds``
+_CACHED_ARRAYS = ("frames", "wrist_pos", "wrist_quat", "finger_quat", "residual", "nfev", "restarts")
+
+
 def _read_cached(path: Path, opt: IKOptions) -> IKResult | None:
     """The cached :class:`IKResult` at ``path``, or None (a corrupt one deleted)."""
     if not path.is_file():
         return None
     try:
         z = np.load(path)
-        return IKResult(
-            z["frames"],
-            z["wrist_pos"],
-            z["wrist_quat"],
-            z["finger_quat"],
-            z["residual"],
-            z["nfev"],
-            float(z["seconds"]),
-            True,
-            asdict(opt),
-            z["restarts"],
-        )
+        arrays = {k: z[k] for k in _CACHED_ARRAYS}
+        return IKResult(**arrays, seconds=float(z["seconds"]), cached=True, options=asdict(opt))
     except Exception:  # a corrupt cache entry is recomputed, never trusted
         path.unlink(missing_ok=True)
         return None
@@ -358,17 +349,7 @@ def _write_cached(path: Path, res: IKResult) -> None:
     """``res`` to ``path`` as npz, atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + f".tmp{os.getpid()}.npz")
-    np.savez_compressed(
-        tmp,
-        frames=res.frames,
-        wrist_pos=res.wrist_pos,
-        wrist_quat=res.wrist_quat,
-        finger_quat=res.finger_quat,
-        residual=res.residual,
-        nfev=res.nfev,
-        seconds=res.seconds,
-        restarts=res.restarts,
-    )
+    np.savez_compressed(tmp, seconds=res.seconds, **{k: getattr(res, k) for k in _CACHED_ARRAYS})
     os.replace(tmp, path)
 
 

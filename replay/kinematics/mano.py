@@ -5,60 +5,30 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from replay.data.types import TIP_LANDMARKS
 from replay.errors import DataError
-from replay.kinematics.model import TIP_LANDMARKS
 
 #: MANO's right-hand mean finger pose ``hands_mean`` (15 x 3 axis-angle, rad, MANO joint order), to 1e-4 as
 #: hard-coded in public code without the licensed model files (InterHand2.6M / HaMeR ``th_hands_mean_right``)
 MANO_HANDS_MEAN_RIGHT = np.array(
     [
-        0.1117,
-        -0.0429,
-        0.4164,
-        0.1088,
-        0.0660,
-        0.7562,
-        -0.0964,
-        0.0909,
-        0.1885,
-        -0.1181,
-        -0.0509,
-        0.5296,
-        -0.1437,
-        -0.0552,
-        0.7049,
-        -0.0192,
-        0.0923,
-        0.3379,
-        -0.4570,
-        0.1963,
-        0.6255,
-        -0.2147,
-        0.0660,
-        0.5069,
-        -0.3697,
-        0.0603,
-        0.0795,
-        -0.1419,
-        0.0859,
-        0.6355,
-        -0.3033,
-        0.0579,
-        0.6314,
-        -0.1761,
-        0.1321,
-        0.3734,
-        0.8510,
-        -0.2769,
-        0.0915,
-        -0.4998,
-        -0.0266,
-        -0.0529,
-        0.5356,
-        -0.0460,
-        0.2774,
+        [0.1117, -0.0429, 0.4164],
+        [0.1088, 0.0660, 0.7562],
+        [-0.0964, 0.0909, 0.1885],
+        [-0.1181, -0.0509, 0.5296],
+        [-0.1437, -0.0552, 0.7049],
+        [-0.0192, 0.0923, 0.3379],
+        [-0.4570, 0.1963, 0.6255],
+        [-0.2147, 0.0660, 0.5069],
+        [-0.3697, 0.0603, 0.0795],
+        [-0.1419, 0.0859, 0.6355],
+        [-0.3033, 0.0579, 0.6314],
+        [-0.1761, 0.1321, 0.3734],
+        [0.8510, -0.2769, 0.0915],
+        [-0.4998, -0.0266, -0.0529],
+        [0.5356, -0.0460, 0.2774],
     ]
-).reshape(15, 3)
+)
 
 #: MANO fingertip vertex ids (thumb, index, middle, ring, pinky): smplx's ``vertex_ids['mano']``, GRAB's landmarks
 MANO_TIP_VERTICES = (744, 320, 443, 554, 671)

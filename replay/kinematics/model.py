@@ -12,16 +12,6 @@ import numpy as np
 from replay.errors import DataError
 from replay.kinematics.quat import as_matrix, quat_wxyz_to_xyzw
 
-__all__ = [
-    "NUM_BODIES",
-    "NUM_JOINTS",
-    "DISTAL_BODIES",
-    "LANDMARK_SOURCE",
-    "TIP_LANDMARKS",
-    "HandKinematics",
-    "compile_mjcf",
-]
-
 #: manosim bodies (MANO bones) and finger ball joints
 NUM_BODIES = 16
 NUM_JOINTS = 15
@@ -178,9 +168,6 @@ LANDMARK_SOURCE = (
     (9, "anchor"),
     (9, "tip"),  # pinky
 )
-
-#: landmark ids of the five fingertips (thumb, index, middle, ring, pinky)
-TIP_LANDMARKS = (4, 8, 12, 16, 20)
 
 
 @dataclass(frozen=True)

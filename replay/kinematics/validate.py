@@ -10,12 +10,11 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
-from replay.data.types import LANDMARK_FINGER, LANDMARK_NAMES, Recording
+from replay.data.types import LANDMARK_FINGER, LANDMARK_NAMES, TIP_LANDMARKS, Recording
 from replay.errors import DataError
 from replay.kinematics.coords import complete_hand, load_kinematics
 from replay.kinematics.ik import IKOptions
 from replay.kinematics.mano import MANO_TIP_VERTICES
-from replay.kinematics.model import TIP_LANDMARKS
 
 FINGERS = ("wrist", "thumb", "index", "middle", "ring", "pinky")
 
