@@ -38,8 +38,6 @@ STUDY_ROW_FIELDS = (
     "contact_agreement_recall",
 )
 
-SOURCES = ("study", "bridge", "junit", "crosscheck", "pose_mapping")
-
 
 def head_commit(cwd: Path | None = None) -> str:
     """``git rev-parse --short HEAD`` of ``cwd`` (the checkout), or ``"unknown"`` outside a git tree."""
@@ -207,14 +205,8 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
     """The summary of ``source`` with ``made_by``, ``commit`` (default HEAD) and ``date`` (default today UTC,
     ``YYYY-MM-DD``); ``doc_or_path`` the JSON, the XML path (junit) or a list of JSONs (pose_mapping). ValueError."""
     if source not in SOURCES:
-        raise ValueError(f"unknown source {source!r}; choose from {SOURCES}")
-    body = {
-        "study": study_summary,
-        "bridge": bridge_summary,
-        "junit": junit_summary,
-        "crosscheck": crosscheck_summary,
-        "pose_mapping": pose_mapping_summary,
-    }[source](doc_or_path)
+        raise ValueError(f"unknown source {source!r}; choose from {tuple(SOURCES)}")
+    body = SOURCES[source](doc_or_path)
     return {
         "source": source,
         "made_by": made_by,
@@ -271,3 +263,13 @@ class _Validation(JsonRecord):
     run: _Run = read_as(_Run.from_dict)
     overall: _Overall = read_as(_Overall.from_dict)
     sequences: list[_Named] = read_as(_Named.many)
+
+
+#: each source's summary
+SOURCES = {
+    "study": study_summary,
+    "bridge": bridge_summary,
+    "junit": junit_summary,
+    "crosscheck": crosscheck_summary,
+    "pose_mapping": pose_mapping_summary,
+}
