@@ -264,11 +264,11 @@ def print_outcome(study: dict) -> None:
         console.out(line)
     for line in input_flag_lines(primary_rows(study)):
         console.err(line)
+
+    def f(v, spec):
+        return "-" if v is None else format(v, spec)
+
     for r in study.get("recorded_rollouts") or []:
-
-        def f(v, spec):
-            return "-" if v is None else format(v, spec)
-
         console.out(
             f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
             f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "

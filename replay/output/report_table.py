@@ -85,7 +85,7 @@ def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
         return "-", ""
     if key == VERDICT:
         return v.word.value + ("" if v.sampled else " (one run)"), str(_WORD_ORDER[v.word])
-    if key == INTERVAL:
+    if key == INTERVAL or isinstance(v, PLiftEntry):  # p and its 95 % interval, sorted by p
         return interval_text(v), repr(v.p)
     if key == REASON:
         return v.reason, v.reason
@@ -94,8 +94,6 @@ def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
     if isinstance(v, (int, float)) and dec is not None:
         x = float(v) * (scale or 1.0)
         return f"{x:.{dec}f}", repr(x)
-    if isinstance(v, PLiftEntry):  # p and its 95 % interval, sorted by p (what it says: its colour, its filter)
-        return interval_text(v), repr(v.p)
     return str(v), str(v)
 
 
