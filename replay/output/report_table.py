@@ -23,8 +23,6 @@ OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a1
 
 #: the verdict's columns (what every reader shows first): their row keys
 VERDICT, INTERVAL, REASON = "verdict", "p_interval", "reason"
-#: the diagnosis column's header: the single contact run's, not the verdict's reason (that is the reason column)
-CONTACT_RUN_DIAGNOSIS = "contact run: diagnosis"
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
 COLUMNS = (
     ("recording", "sequence", None, None),
@@ -34,7 +32,7 @@ COLUMNS = (
     ("object", "object", None, None),
     ("intent", "intent", None, None),
     ("contact run", "outcome", None, None),
-    (CONTACT_RUN_DIAGNOSIS, "diagnosis", None, None),
+    ("contact run: diagnosis", "diagnosis", None, None),  # the contact run's, not the verdict's reason
     ("rise mm", "rise", 1000.0, 1),
     ("slip mm", "slip_mm", None, 1),
     ("separation mm", "separation_mm", None, 1),
