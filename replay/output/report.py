@@ -151,7 +151,10 @@ def build_report(
     phys = str(judged_physics(study))
     n_plots = n_clips = 0
     for row in rows:
-        by_proto = {lead.name: row.p_lift, **{n: _p_lift_of(rs, row.name) for n, rs in side.items()}}
+        by_proto = {
+            lead.name: row.p_lift,
+            **{n: next((r.p_lift for r in rs if r.name == row.name), {}) for n, rs in side.items()},
+        }
         head = recording_verdict_html(row, study) + recording_checks_html(row)
         evidence = samples_html(recs[row.name], row.verdict.condition if row.verdict else None)
         evidence += conditions_html(by_proto, phys, conds)
@@ -170,10 +173,6 @@ def build_report(
     link = lambda r: f"{fdir.name}/{page_name(r.name)}"  # noqa: E731
     atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, side))
     return {"rows": len(rows), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
-
-
-def _p_lift_of(rows: list[StudyRow], seq: str) -> dict:
-    return next((r.p_lift for r in rows if r.name == seq), {})
 
 
 def _with_record(row: StudyRow, rec: RolloutRecord | ResultsFormatError) -> StudyRow:
@@ -220,9 +219,8 @@ def _montage_html(montage: Path, rows: list[StudyRow], pdir: Path, fdir: Path) -
             + f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>"
         )
     src = html.escape(beside(montage, pdir, fdir))
-    made = html.escape(
-        str(montage.resolve())
-    )  # the montage as rendered (with its record beside it): what a refresh embeds
+    # the montage as rendered (with its record beside it): what a refresh embeds
+    made = html.escape(str(montage.resolve()))
     return (
         f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
         f"src='{src}' data-montage='{made}'></video>"
@@ -265,7 +263,7 @@ def _page(
     mont: str,
     recs: dict,
     link,
-    side_rows: dict[str, list[StudyRow]] | None = None,
+    side_rows: dict[str, list[StudyRow]],
 ) -> str:
     """The HTML page in ``pdir``; ``link(row)`` a recording's page, ``side_rows`` ``{protocol: rows}`` of the other
     sampled protocols."""

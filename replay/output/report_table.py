@@ -98,13 +98,13 @@ def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
 def filter_value(row: StudyRow, key: str) -> str:
     """What a filter on column ``key`` matches: what a p_lift entry says (``holds``), else the text shown."""
     v = value(row, key)
-    return class_word(v) if isinstance(v, PLiftEntry) else shown_value(row, key)
+    return class_word(v) if isinstance(v, PLiftEntry) else shown(row, key)[0]
 
 
-def shown_value(row: StudyRow, key: str) -> str:
-    """What a row shows in column ``key`` (``not lifted`` for ``not_lifted``)."""
-    text = cell(value(row, key), None, None, key=key)[0]
-    return display_outcome(text) if key == "outcome" else text
+def shown(row: StudyRow, key: str, scale=None, dec=None) -> tuple[str, str]:
+    """What a row shows in column ``key`` (``not lifted`` for ``not_lifted``) and its sort key."""
+    text, k = cell(value(row, key), scale, dec, key=key)
+    return (display_outcome(text) if key == "outcome" else text), k
 
 
 def _style(row: StudyRow, key: str, text: str) -> str:
@@ -126,8 +126,7 @@ def table_html(rows: list[StudyRow], link) -> str:
     for r in rows:
         cells = []
         for _, key, scale, dec in cols:
-            text, k = cell(value(r, key), scale, dec, key=key)
-            text = shown_value(r, key) if key == "outcome" else text
+            text, k = shown(r, key, scale, dec)
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
             if key.startswith(P_LIFT_KEY):  # its filter matches what it says, not its numbers
                 sort += f" data-f='{html.escape(filter_value(r, key))}'"
