@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import subprocess
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,17 +165,12 @@ def junit_summary(path: Path) -> dict:
     if suite is None:
         raise ValueError("not a JUnit XML report (no <testsuite>): pytest --junitxml writes one")
     tests, failures, errors, skipped = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
-    reasons: dict[str, int] = {}
-    failed = [
-        f"{c.get('classname', '')}::{c.get('name', '')}".strip(":")
-        for c in suite.iter("testcase")
-        if c.find("failure") is not None or c.find("error") is not None
-    ]
-    for case in suite.iter("testcase"):
-        s = case.find("skipped")
-        if s is not None:
-            why = (s.get("message") or "").strip()[:160]
-            reasons[why] = reasons.get(why, 0) + 1
+    reasons, failed = Counter(), []
+    for c in suite.iter("testcase"):
+        if c.find("failure") is not None or c.find("error") is not None:
+            failed.append(f"{c.get('classname', '')}::{c.get('name', '')}".strip(":"))
+        if (s := c.find("skipped")) is not None:
+            reasons[(s.get("message") or "").strip()[:160]] += 1
     return {
         "tests": tests,
         "passed": tests - failures - errors - skipped,
