@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 
 from replay.checks.intent import INTENT_LIFT
+from replay.output.p_lift_table import num
 from replay.protocol.p_lift_stats import verdict_class
 from replay.protocol.verdict import WORD_OF_CLASS, words
 from replay.results.study_rows import StudyRow
@@ -156,20 +157,17 @@ def discrimination_html(study) -> str:
     if not rows:
         return ""
 
-    def f(x):
-        return "-" if x is None else f"{x:.2f}"
-
     body, sources = [], {}
     for d in rows:
-        ref = f"{f(d.reference_ratio)} [{sources.setdefault(str(d.reference_source), len(sources) + 1)}]"
+        ref = f"{num(d.reference_ratio)} [{sources.setdefault(str(d.reference_source), len(sources) + 1)}]"
         cells = (
             d.protocol,
             d.condition,
             d.corruption,
-            f(d.p_real),
-            f(d.p_corrupted),
+            num(d.p_real),
+            num(d.p_corrupted),
             auc_text(d).removeprefix("AUC "),
-            f(d.ratio),
+            num(d.ratio),
             ref if d.reference_ratio is not None else "-",
         )
         body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in cells) + "</tr>")

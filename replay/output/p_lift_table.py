@@ -18,7 +18,8 @@ from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_tex
 from replay.study.end_table import judge_text
 
 
-def _f(x, spec: str = ".2f") -> str:
+def num(x, spec: str = ".2f") -> str:
+    """``x`` formatted as ``spec``; ``-`` for None."""
     return "-" if x is None else format(float(x), spec)
 
 
@@ -133,9 +134,9 @@ def p_lift_markdown(doc: dict) -> str:
                 if d is None:
                     row.append("-")
                     continue
-                ref = f" ({_f(d.reference_ratio)})" if d.reference_ratio is not None else ""
-                ci = f" [{_f(d.auc_lo)}, {_f(d.auc_hi)}]" if d.auc_lo is not None else ""
-                row.append(f"{_f(d.p_real)} -> {_f(d.p_corrupted)}, AUC {_f(d.auc)}{ci}, ratio {_f(d.ratio)}{ref}")
+                ref = f" ({num(d.reference_ratio)})" if d.reference_ratio is not None else ""
+                ci = f" [{num(d.auc_lo)}, {num(d.auc_hi)}]" if d.auc_lo is not None else ""
+                row.append(f"{num(d.p_real)} -> {num(d.p_corrupted)}, AUC {num(d.auc)}{ci}, ratio {num(d.ratio)}{ref}")
             rows.append(row)
     size = f"; {s.samples} samples per recording and condition, seed {s.seed}" if s.samples else ""
     notes = [

@@ -16,6 +16,7 @@ from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
 from replay.output.p_lift_section import condition_counts_html, conditions_html, conditions_of, discrimination_html
+from replay.output.p_lift_table import num
 from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import TABLE_JS, table_html
@@ -73,9 +74,6 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
     groups = {k: GroupCount.of(v) for k, v in intent_groups(by_intent).items()}
     refused = int(c.refused or 0)
 
-    def mm(x):
-        return "-" if x is None else f"{x:.1f}"
-
     items = [
         ("refused (bad input)", refused),
         ("failed", (lc.failed_inputs or 0) - refused),
@@ -83,10 +81,10 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
         ("contact ablation clean", f"{lc.ablation_clean or 0} of {lc.ablation_run or 0}"),
         ("ablation lifted", lc.ablation_lifted),
         ("diagnosis of the contact run", ", ".join(f"{words(k)} {v}" for k, v in (lc.diagnosis or {}).items() if v)),
-        ("wrist tracking error mm, median of the recordings' medians", mm(lc.median_wrist_err_mm)),
+        ("wrist tracking error mm, median of the recordings' medians", num(lc.median_wrist_err_mm, ".1f")),
         (
             "wrist tracking error mm, peak over the lift and hold: median / largest",
-            f"{mm(lc.median_wrist_err_peak_mm)} / {mm(lc.max_wrist_err_peak_mm)}",
+            f"{num(lc.median_wrist_err_peak_mm, '.1f')} / {num(lc.max_wrist_err_peak_mm, '.1f')}",
         ),
         (
             f"contact agreement with the recording, median precision / recall (bones), over the "
@@ -94,7 +92,7 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
             "simulated contact",
             _agreement_medians(lc),
         ),
-        ("wall time s", mm(c.wall_s)),
+        ("wall time s", num(c.wall_s, ".1f")),
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {html.escape(str(v or '-'))}</li>" for k, v in items)
     shake = ("held through the shake",) if lead.shakes else ()  # the hug-oracle neither shakes nor releases
@@ -114,10 +112,7 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
 
 def _agreement_medians(c: Counts) -> str:
     """The medians (:func:`replay.protocol.protocols.counting.agreement_medians`), and what the others lacked."""
-    med = " / ".join(
-        "-" if x is None else f"{x:.2f}"
-        for x in (c.median_contact_agreement_precision, c.median_contact_agreement_recall)
-    )
+    med = f"{num(c.median_contact_agreement_precision)} / {num(c.median_contact_agreement_recall)}"
     if c.contact_agreement_of is None:  # a study written before the counts were kept
         return med
     return (
