@@ -35,11 +35,6 @@ def _outcome(row: StudyRow) -> str:
     return f"{shown} ({d})" if d else str(shown)
 
 
-def _release(row: StudyRow) -> str:
-    s = row.stuck_after_release
-    return "-" if s is None else ("stuck" if s else "fell")
-
-
 def _rows(study: dict) -> list[StudyRow]:
     return study_rows(StudyRecord.view(study).rollouts)
 
@@ -52,7 +47,7 @@ def study_table(study: dict) -> str:
             _outcome(r),
             _fmt(None if r.rise is None else r.rise * 1000.0),
             _fmt(r.shake_held),
-            _release(r),
+            "-" if r.stuck_after_release is None else ("stuck" if r.stuck_after_release else "fell"),
             _fmt(r.contact_agreement_precision, ".2f"),
             _fmt(r.contact_agreement_recall, ".2f"),
         ]
