@@ -292,16 +292,12 @@ def throughput_table(doc: dict) -> str:
     return _md(["checkout", "rollouts/min, median", "best", "CPU s, median", "jobs' own time s, median"], out)
 
 
-def _clock(s: float) -> str:
-    m, sec = divmod(round(s), 60)
-    return f"{m}:{sec:02d}"
-
-
 def make_study_table(doc: dict) -> str:
     """``make study``'s steps and whole time (s, m:ss), then the machine's cores and load before and after."""
     run = td.MakeStudyRun.from_dict(doc)
     out = [[f"`{s.command}`", f"{s.wall_s:.1f}"] for s in run.steps]
-    out.append(["**`make study`, in all**", f"**{run.total_s:.1f} ({_clock(run.total_s)})**"])
+    m, sec = divmod(round(run.total_s), 60)
+    out.append(["**`make study`, in all**", f"**{run.total_s:.1f} ({m}:{sec:02d})**"])
     load = run.load_1min or ["?", "?"]
     text = _md(["command (what `make study` runs, in order)", "wall s"], out)
     return text + (
