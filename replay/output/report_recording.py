@@ -153,7 +153,7 @@ def write_recording_page(
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)
     fields = "".join(
-        f"<tr><th>{html.escape(h)}</th><td>{html.escape(shown(row, k, s, d)[0])}</td></tr>"
+        f"<tr><th>{html.escape(h)}</th><td>{html.escape(shown(row, k, scale=s, dec=d)[0])}</td></tr>"
         for h, k, s, d in columns_for([row])
         if k not in (VERDICT, INTERVAL, REASON)  # they lead the page
     )

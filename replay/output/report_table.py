@@ -101,7 +101,7 @@ def filter_value(row: StudyRow, key: str) -> str:
     return class_word(v) if isinstance(v, PLiftEntry) else shown(row, key)[0]
 
 
-def shown(row: StudyRow, key: str, scale=None, dec=None) -> tuple[str, str]:
+def shown(row: StudyRow, key: str, *, scale=None, dec=None) -> tuple[str, str]:
     """What a row shows in column ``key`` (``not lifted`` for ``not_lifted``) and its sort key."""
     text, k = cell(value(row, key), scale, dec, key=key)
     return (display_outcome(text) if key == "outcome" else text), k
@@ -126,7 +126,7 @@ def table_html(rows: list[StudyRow], link) -> str:
     for r in rows:
         cells = []
         for _, key, scale, dec in cols:
-            text, k = shown(r, key, scale, dec)
+            text, k = shown(r, key, scale=scale, dec=dec)
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
             if key.startswith(P_LIFT_KEY):  # its filter matches what it says, not its numbers
                 sort += f" data-f='{html.escape(filter_value(r, key))}'"
