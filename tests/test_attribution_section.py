@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from replay.output.attribution_section import _head, attribution_section_for, attribution_section_html
+from replay.output.attribution_section import attribution_section_for, attribution_section_html
 
 DOC = {"factors": [
     {"name": "defaults", "value": "-", "source": "today", "lifted": 7, "of": 30, "unstable": 0,
@@ -17,7 +17,8 @@ DOC = {"factors": [
 def test_section(tmp_path):
     page = attribution_section_html(DOC)
     assert "<table id=attribution>" in page and page.count("<tr>") == 3 and "10/30" in page
-    assert _head()[:6] == ["factor", "value", "lifted", "unstable", "stuck_after_release", "no_contact"]
+    head = ["factor", "value", "lifted", "unstable", "stuck_after_release", "no_contact"]
+    assert "".join(f"<th>{h}</th>" for h in head) in page
     assert "<td>defaults</td><td>-</td><td>7/30</td><td>0</td><td>0</td><td>5</td>" in page
     assert page.count("<tr>") == 3 and "<td>Westling &amp; Johansson 1984</td></tr>" in page
     assert attribution_section_for(tmp_path / "study.json") == ""  # no attribution.json: no section

@@ -72,7 +72,7 @@ def _rows(study_path: Path) -> tuple[list[dict], dict, list]:
                 rec = r
         if rec.get("intent") not in (None, INTENT_LIFT):
             continue
-        out.append({"sequence": r.get("sequence"), **{k: rec.get(k) for k in _SAMPLED}})
+        out.append({"sequence": r.get("sequence"), **{k: rec.get(k) for k in ("p_lift", "p_lift_corrupted")}})
     if not any(r["p_lift_corrupted"] for r in out):
         raise DataError(
             study_path,
@@ -80,9 +80,6 @@ def _rows(study_path: Path) -> tuple[list[dict], dict, list]:
             "no lift recording has it: the study must run with --samples N --corruptions",
         )
     return out, doc.get("sampling") or {}, doc.get("discrimination") or []
-
-
-_SAMPLED = ("p_lift", "p_lift_corrupted")
 
 
 def _candidate_file(folder: Path, name: str, centres: dict, overrides: dict) -> Path:
@@ -164,7 +161,11 @@ def calibrate(a, argv: list[str]) -> dict:
         "figure": FIGURE,
         "candidates": figures,
         "candidates_measured": f"{len(a.candidates)} of the {len(CENTRES)} declared centres"
-        + ("" if len(a.candidates) == len(CENTRES) else f" (--candidates {_indices(a.candidates)}): a partial choice"),
+        + (
+            ""
+            if len(a.candidates) == len(CENTRES)
+            else f" (--candidates {','.join(map(str, a.candidates))}): a partial choice"
+        ),
         "attribution": rows_att,
         "recordings": recordings,
         "samples": a.samples,
@@ -189,10 +190,6 @@ def _parse_candidates(text: str | None) -> tuple[int, ...]:
     return tuple(idx)
 
 
-def _indices(idx: tuple[int, ...]) -> str:
-    return ",".join(str(i) for i in idx)
-
-
 def _line(f: dict) -> str:
     if f.get("balanced_accuracy") is None:
         return f"{f['condition']} -"
@@ -202,7 +199,7 @@ def _line(f: dict) -> str:
 def _attribute(a, best: dict, recordings: list[str]) -> list[dict]:
     """``[{name, reverts, overrides, **figures}]``: the chosen candidate, then with each of :data:`ATTRIBUTIONS`
     reverted, under the chosen condition alone."""
-    cond, base = best["condition"], {k: v for k, v in best["overrides"].items()}
+    cond, base = best["condition"], dict(best["overrides"])
     out = [
         {
             "name": "chosen",

@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     a = build_parser().parse_args(argv)
     from replay.output.gripper_section import gripper_section_html
     from replay.sim.gripper import FixtureConfig
-    from replay.study.gripper_check import run_gripper_check
+    from replay.study.gripper_check import LINE_NAMES, run_gripper_check
 
     fixture = FixtureConfig()
     if a.pad_friction is not None:
@@ -57,8 +57,7 @@ def main(argv=None) -> int:
     )
     for r in rec.rows:
         console.out(
-            f"{r['object']:16s} {r['verdict']:20s} "
-            + "  ".join(f"{n}={r[f'{n}_result'] or '-'}" for n in ("thumb_index", "principal_1", "principal_2"))
+            f"{r['object']:16s} {r['verdict']:20s} " + "  ".join(f"{n}={r[f'{n}_result'] or '-'}" for n in LINE_NAMES)
         )
     passed = sum(1 for r in rec.rows if r["passed"])
     console.out(

@@ -21,6 +21,7 @@ from replay import console
 from replay.cli import Parser, run
 from replay.errors import DataError, UsageError
 from replay.fileio import atomic_write_text
+from replay.output.p_lift_table import num
 
 
 def markdown(doc: dict) -> str:
@@ -31,10 +32,9 @@ def markdown(doc: dict) -> str:
     ]
     for name, s in doc["sets"].items():
         t = s["summary"]
-        f = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
         out.append(
-            f"| {name} | {t['n']} | {t['inside']} | {t['inside_frac']:.2f} | {f(t['mean_depth_mm'])} | "
-            f"{f(t['median_depth_mm'])} | {f(t['max_depth_mm'])} |"
+            f"| {name} | {t['n']} | {t['inside']} | {t['inside_frac']:.2f} | {num(t['mean_depth_mm'], '.1f')} | "
+            f"{num(t['median_depth_mm'], '.1f')} | {num(t['max_depth_mm'], '.1f')} |"
         )
     out += [
         "",

@@ -22,6 +22,7 @@ from replay.cli import EXIT_INTERRUPTED, Parser, folder_arg, report, say_error
 from replay.config import ReplayConfig
 from replay.datasets import RECORDING_DATASETS
 from replay.errors import ReplayError
+from replay.output.p_lift_table import num
 from replay.results.judge import DEFAULT_JUDGE
 from replay.sim import physics
 from replay.sim.hand_assets import HAND_SHAPES
@@ -266,16 +267,13 @@ def print_outcome(study: dict) -> None:
     for line in input_flag_lines(primary_rows(study)):
         console.err(line)
     for r in study.get("recorded_rollouts") or []:
-
-        def f(v, spec):
-            return "-" if v is None else format(v, spec)
-
         console.out(
             f"recorded: {r['sequence']} ({r.get('intent')}): {r['outcome']}, within 2 cm/30 deg "
-            f"{f(r.get('track_within'), '.0%')}, position error median {f(r.get('track_pos_err_median_mm'), '.1f')} "
-            f"p95 {f(r.get('track_pos_err_p95_mm'), '.1f')} mm, rotation median "
-            f"{f(r.get('track_rot_err_median_deg'), '.1f')} p95 {f(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
-            f"lost at {f(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
+            f"{num(r.get('track_within'), '.0%')}, position error median "
+            f"{num(r.get('track_pos_err_median_mm'), '.1f')} p95 {num(r.get('track_pos_err_p95_mm'), '.1f')} mm, "
+            f"rotation median {num(r.get('track_rot_err_median_deg'), '.1f')} p95 "
+            f"{num(r.get('track_rot_err_p95_deg'), '.1f')} deg, "
+            f"lost at {num(r.get('track_lost_s'), '.2f')} s after onset; errors over {r.get('track_frames')} of "
             f"{r.get('track_frames_planned')} frames simulated"
         )
     for r in study.get("refine_rollouts") or []:

@@ -49,10 +49,9 @@ def _summarize(argv: list[str]) -> int:
         if a.source == "junit":
             doc = path
         elif a.source == "pose_mapping":
-            docs = []
-            for path in a.input:
-                docs.append(json.loads(path.read_text()))
-            doc = docs
+            doc = []
+            for path in a.input:  # the one named where one fails
+                doc.append(json.loads(path.read_text()))
         else:
             doc = json.loads(path.read_text())
         small = summarize(a.source, doc, made_by=a.made_by, commit=a.commit, date=a.date)
@@ -111,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     if a.write is None:
         console.out(body, end="")
         return 0
-    args = sys.argv[1:] if argv is None else list(argv)
     if "--made-by" in args:  # said once, after the command
         k = args.index("--made-by")
         args = args[:k] + args[k + 2 :]

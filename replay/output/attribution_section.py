@@ -7,30 +7,21 @@ import html
 import json
 from pathlib import Path
 
-from replay.output.table_docs import Attribution, FactorRow
+from replay.output.table_docs import Attribution
 from replay.protocol.diagnosis import CLASSES
-
-
-def _cells(f: FactorRow) -> list[str]:
-    return [
-        str(f.name),
-        str(f.value),
-        f"{f.lifted}/{f.of}",
-        *[str(f.diagnosis.get(c, 0)) for c in CLASSES],
-        str(f.source),
-    ]
-
-
-def _head() -> list[str]:
-    return ["factor", "value", "lifted", *CLASSES, "source"]
 
 
 def attribution_section_html(doc: dict) -> str:
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(f)) + "</tr>"
+        "<tr>"
+        + "".join(
+            f"<td>{html.escape(str(c))}</td>"
+            for c in [f.name, f.value, f"{f.lifted}/{f.of}", *(f.diagnosis.get(k, 0) for k in CLASSES), f.source]
+        )
+        + "</tr>"
         for f in Attribution.from_dict(doc).factors
     )
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in _head())
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["factor", "value", "lifted", *CLASSES, "source"])
     return (
         "<h2>Attribution: one factor at a time</h2><p>From today's protocol toward a HUG-style replay, on "
         "the same recordings (scripts/attribute.py); diagnosis classes as in the table above "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from replay.output.p_lift_table import markdown_table
 from replay.output.table_docs import Bridge
 from replay.protocol.diagnosis import CLASSES
 
@@ -13,9 +14,8 @@ def bridge_markdown(doc: dict) -> str:
     other = sorted({c for r in rows for c in r.diagnosis if c not in CLASSES})
     classes = [c for c in CLASSES if c != "unstable"] + other
     head = ["path", "element", "value", "lifted", "unstable", *classes]
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        cells = [
+    rows = [
+        [
             r.path,
             r.element,
             r.value,
@@ -23,5 +23,6 @@ def bridge_markdown(doc: dict) -> str:
             str(r.unstable),
             *[str(r.diagnosis.get(c, 0)) for c in classes],
         ]
-        out.append("| " + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
+        for r in rows
+    ]
+    return markdown_table(head, rows) + "\n"

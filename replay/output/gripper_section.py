@@ -13,9 +13,9 @@ from pathlib import Path
 from replay.results.json_record import JsonRecord, read_as
 from replay.results.outcomes import words
 from replay.results.study_rows import StudyRow
+from replay.study.gripper_check import LINE_NAMES
 
 VERDICT_CSS = {"pass": "#2e9e4f"}
-_LINES = ("thumb_index", "principal_1", "principal_2")
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class GripperRow(JsonRecord):
     def from_dict(cls, d):
         got = super().from_dict(d)
         d = d if isinstance(d, dict) else {}
-        return dataclasses.replace(got, lines={n: (d.get(f"{n}_result"), d.get(f"{n}_figure")) for n in _LINES})
+        return dataclasses.replace(got, lines={n: (d.get(f"{n}_result"), d.get(f"{n}_figure")) for n in LINE_NAMES})
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) ->
     by_obj = {}
     for r in study_rows or []:
         by_obj.setdefault(str(r.object), f"{words(r.outcome)} ({r.diagnosis or '-'})")
-    head = ["object", "recording", "mass kg", "jaw force N", "verdict", *_LINES]
+    head = ["object", "recording", "mass kg", "jaw force N", "verdict", *LINE_NAMES]
     if study_rows is not None:
         head.append("hand replay")
     check = GripperCheck.from_dict(doc)

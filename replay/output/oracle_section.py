@@ -33,9 +33,8 @@ def oracle_section_html(study) -> str:
     if not rows:
         return ""
     lift = {r.name: r for r in study_rows(study.rollouts)}
-    body = []
-    for r in rows:
-        cells = [
+    body = [
+        [
             r.sequence,
             words(r.outcome),
             r.diagnosis or "-",
@@ -44,7 +43,8 @@ def oracle_section_html(study) -> str:
             number(r.ablation_max_disp_mm, ".2f"),
             words(lift[r.name].outcome if r.name in lift else "-"),
         ]
-        body.append(cells)
+        for r in rows
+    ]
     c = Counts.from_dict(study.counts).of(HugOracle.name) or Counts.from_dict(None)
     groups = {k: GroupCount.of(g) for k, g in intent_groups(c.by_intent or {}).items()}  # lifts first (issue 49)
     lifted = (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import html
 
 from replay.checks.intent import INTENT_LIFT
+from replay.output.p_lift_table import num
 from replay.protocol.p_lift_stats import verdict_class
 from replay.protocol.verdict import WORD_OF_CLASS, words
-from replay.results.records import RolloutRecord
 from replay.results.study_rows import StudyRow
 from replay.results.study_settings import Sampling
 from replay.results.verdict_record import PLiftEntry, Word, discriminations
@@ -25,20 +25,11 @@ def entry_word(e: PLiftEntry) -> Word:
     return WORD_OF_CLASS[verdict_class(e.lo, e.hi)]
 
 
-def p_lift_of(obj) -> dict[str, PLiftEntry]:
-    """``{condition: PLiftEntry}`` of a study row or rollout record ({}: none)."""
-    if isinstance(obj, StudyRow):
-        return obj.p_lift
-    if isinstance(obj, RolloutRecord):
-        return obj.sampled.entries()
-    return {}
-
-
-def conditions_of(rows: list, study=None) -> list[str]:
+def conditions_of(rows: list[StudyRow], study=None) -> list[str]:
     """The conditions in order: the study's ``sampling.conditions`` first, then any other a row has."""
     names = Sampling.from_dict(None if study is None else study.sampling).condition_names()
     for r in rows:
-        names += [c for c in p_lift_of(r) if c not in names]
+        names += [c for c in r.p_lift if c not in names]
     return names
 
 
@@ -166,20 +157,17 @@ def discrimination_html(study) -> str:
     if not rows:
         return ""
 
-    def f(x):
-        return "-" if x is None else f"{x:.2f}"
-
     body, sources = [], {}
     for d in rows:
-        ref = f"{f(d.reference_ratio)} [{sources.setdefault(str(d.reference_source), len(sources) + 1)}]"
+        ref = f"{num(d.reference_ratio)} [{sources.setdefault(str(d.reference_source), len(sources) + 1)}]"
         cells = (
             d.protocol,
             d.condition,
             d.corruption,
-            f(d.p_real),
-            f(d.p_corrupted),
+            num(d.p_real),
+            num(d.p_corrupted),
             auc_text(d).removeprefix("AUC "),
-            f(d.ratio),
+            num(d.ratio),
             ref if d.reference_ratio is not None else "-",
         )
         body.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in cells) + "</tr>")

@@ -8,20 +8,18 @@ from replay.checks.intent import INTENT_LIFT
 from replay.protocol.intent_counts import LIFTS, group_words
 from replay.protocol.protocols.hug_oracle import HugOracle
 from replay.protocol.protocols.lift import Lift
-from replay.protocol.verdict import judged_condition, verdict_of, words
+from replay.protocol.verdict import WORD_OF_CLASS, judged_condition, verdict_of, words
 from replay.results.json_record import JsonRecord, read_as
 from replay.results.records import RolloutRecord, StudyRecord
 from replay.results.study_counts import Counts
 from replay.results.study_settings import Sampling, StudyJudge
-from replay.results.verdict_record import Tally, Word, discriminations
+from replay.results.verdict_record import Tally, discriminations
 from replay.study.discrimination import INTERVAL_METHOD, MIN_RECORDINGS, auc_text
 from replay.study.end_table import judge_text
 
-#: the p_lift classes in column order and the verdict each says (replay.protocol.verdict.WORD_OF_CLASS)
-CLASSES = (("robust_lift", Word.HOLDS), ("uncertain", Word.UNCERTAIN), ("robust_failure", Word.FAILS))
 
-
-def _f(x, spec: str = ".2f") -> str:
+def num(x, spec: str = ".2f") -> str:
+    """``x`` formatted as ``spec``; ``-`` for None."""
     return "-" if x is None else format(float(x), spec)
 
 
@@ -122,7 +120,7 @@ def p_lift_markdown(doc: dict) -> str:
     s = Sampling.from_dict(study.sampling)
     disc = discriminations(study.discrimination)
     corruptions = list(dict.fromkeys(d.corruption for d in disc))
-    head = ["protocol", "condition", *(w.value for _, w in CLASSES), "of"]
+    head = ["protocol", "condition", *(w.value for w in WORD_OF_CLASS.values()), "of"]
     head += [f"`{x}`: p_lift real -> corrupted, AUC [95 %], ratio (published)" for x in corruptions]
     rows = []
     for proto, counts in by_proto.items():
@@ -130,15 +128,15 @@ def p_lift_markdown(doc: dict) -> str:
             if cond not in counts:
                 continue
             n = {k: int(v) for k, v in (counts[cond] or {}).items()}
-            row = [proto, f"`{cond}`", *(str(n.get(k, 0)) for k, _ in CLASSES), str(sum(n.values()))]
+            row = [proto, f"`{cond}`", *(str(n.get(k, 0)) for k in WORD_OF_CLASS), str(sum(n.values()))]
             for x in corruptions:
                 d = next((e for e in disc if (e.protocol, e.condition, e.corruption) == (proto, cond, x)), None)
                 if d is None:
                     row.append("-")
                     continue
-                ref = f" ({_f(d.reference_ratio)})" if d.reference_ratio is not None else ""
-                ci = f" [{_f(d.auc_lo)}, {_f(d.auc_hi)}]" if d.auc_lo is not None else ""
-                row.append(f"{_f(d.p_real)} -> {_f(d.p_corrupted)}, AUC {_f(d.auc)}{ci}, ratio {_f(d.ratio)}{ref}")
+                ref = f" ({num(d.reference_ratio)})" if d.reference_ratio is not None else ""
+                ci = f" [{num(d.auc_lo)}, {num(d.auc_hi)}]" if d.auc_lo is not None else ""
+                row.append(f"{num(d.p_real)} -> {num(d.p_corrupted)}, AUC {num(d.auc)}{ci}, ratio {num(d.ratio)}{ref}")
             rows.append(row)
     size = f"; {s.samples} samples per recording and condition, seed {s.seed}" if s.samples else ""
     notes = [

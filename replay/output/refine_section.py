@@ -6,8 +6,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from replay.output.oracle_section import number as _fmt
-from replay.output.oracle_section import table_html
+from replay.output.oracle_section import number, table_html
 from replay.protocol.protocols.refine import Refine
 from replay.results.json_record import JsonRecord
 from replay.results.outcomes import words
@@ -59,7 +58,7 @@ def refine_section_html(study) -> str:
         base = lift.get(str(r.sequence)) or StudyRow()
         fig = base.diagnosis_figure or {}
         diag = (
-            (f"{base.diagnosis} (" + ", ".join(f"{k} {_fmt(v)}" for k, v in fig.items()) + ")")
+            (f"{base.diagnosis} (" + ", ".join(f"{k} {number(v)}" for k, v in fig.items()) + ")")
             if base.diagnosis and fig
             else (base.diagnosis or "-")
         )
@@ -68,25 +67,25 @@ def refine_section_html(study) -> str:
             words(base.outcome),
             diag,
             words(r.refine_outcome),
-            _fmt(r.refine_wrist_mm),
-            _fmt(r.refine_wrist_deg),
-            _fmt(r.refine_finger_deg),
-            _fmt(r.refine_ablation_max_disp_mm, ".2f"),
-            _fmt(r.refine_shake_held),
-            _fmt(r.refine_neighbourhood_success, ".2f"),
-            _fmt(r.refine_seed_agreement),
-            _fmt(r.refine_rollouts),
-            _fmt(r.refine_wall_s, ".0f"),
+            number(r.refine_wrist_mm),
+            number(r.refine_wrist_deg),
+            number(r.refine_finger_deg),
+            number(r.refine_ablation_max_disp_mm, ".2f"),
+            number(r.refine_shake_held),
+            number(r.refine_neighbourhood_success, ".2f"),
+            number(r.refine_seed_agreement),
+            number(r.refine_rollouts),
+            number(r.refine_wall_s, ".0f"),
         ]
         body.append(cells)
     c = RefineCounts.from_dict((study.counts or {}).get(Refine.name))
     summary = (
         f"lifted after refining {c.lifted} of {c.refined} ({c.held} held through the shake; neighbourhood "
         f">= 80 % {c.neighbourhood_ok}; seeds agree {c.seed_agreement}); median correction of those "
-        f"{_fmt(c.median_wrist_mm)} mm, {_fmt(c.median_wrist_deg)} deg, fingers "
-        f"{_fmt(c.median_finger_deg)} deg; refined ablations clean {c.ablation_clean} "
-        f"(largest {_fmt(c.ablation_max_disp_mm, '.2f')} mm); {c.rollouts} rollouts, "
-        f"{_fmt(c.wall_s, '.0f')} s"
+        f"{number(c.median_wrist_mm)} mm, {number(c.median_wrist_deg)} deg, fingers "
+        f"{number(c.median_finger_deg)} deg; refined ablations clean {c.ablation_clean} "
+        f"(largest {number(c.ablation_max_disp_mm, '.2f')} mm); {c.rollouts} rollouts, "
+        f"{number(c.wall_s, '.0f')} s"
     )
     return (
         "<h2>Smallest correction that holds</h2><p>Wrist offset and rotation at the grasp and extra finger "

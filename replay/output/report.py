@@ -16,6 +16,7 @@ from replay.output.attribution_section import attribution_section_for
 from replay.output.gripper_section import gripper_section_for
 from replay.output.oracle_section import oracle_section_html
 from replay.output.p_lift_section import condition_counts_html, conditions_html, conditions_of, discrimination_html
+from replay.output.p_lift_table import num
 from replay.output.refine_section import refine_section_html
 from replay.output.report_recording import beside, page_name, write_recording_page
 from replay.output.report_table import TABLE_JS, table_html
@@ -73,9 +74,6 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
     groups = {k: GroupCount.of(v) for k, v in intent_groups(by_intent).items()}
     refused = int(c.refused or 0)
 
-    def mm(x):
-        return "-" if x is None else f"{x:.1f}"
-
     items = [
         ("refused (bad input)", refused),
         ("failed", (lc.failed_inputs or 0) - refused),
@@ -83,10 +81,10 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
         ("contact ablation clean", f"{lc.ablation_clean or 0} of {lc.ablation_run or 0}"),
         ("ablation lifted", lc.ablation_lifted),
         ("diagnosis of the contact run", ", ".join(f"{words(k)} {v}" for k, v in (lc.diagnosis or {}).items() if v)),
-        ("wrist tracking error mm, median of the recordings' medians", mm(lc.median_wrist_err_mm)),
+        ("wrist tracking error mm, median of the recordings' medians", num(lc.median_wrist_err_mm, ".1f")),
         (
             "wrist tracking error mm, peak over the lift and hold: median / largest",
-            f"{mm(lc.median_wrist_err_peak_mm)} / {mm(lc.max_wrist_err_peak_mm)}",
+            f"{num(lc.median_wrist_err_peak_mm, '.1f')} / {num(lc.max_wrist_err_peak_mm, '.1f')}",
         ),
         (
             f"contact agreement with the recording, median precision / recall (bones), over the "
@@ -94,7 +92,7 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
             "simulated contact",
             _agreement_medians(lc),
         ),
-        ("wall time s", mm(c.wall_s)),
+        ("wall time s", num(c.wall_s, ".1f")),
     ]
     lis = "".join(f"<li><span class=k>{html.escape(k)}</span>: {html.escape(str(v or '-'))}</li>" for k, v in items)
     shake = ("held through the shake",) if lead.shakes else ()  # the hug-oracle neither shakes nor releases
@@ -114,10 +112,7 @@ def _summary_html(study: StudyRecord, c: Counts, recs: dict) -> str:
 
 def _agreement_medians(c: Counts) -> str:
     """The medians (:func:`replay.protocol.protocols.counting.agreement_medians`), and what the others lacked."""
-    med = " / ".join(
-        "-" if x is None else f"{x:.2f}"
-        for x in (c.median_contact_agreement_precision, c.median_contact_agreement_recall)
-    )
+    med = f"{num(c.median_contact_agreement_precision)} / {num(c.median_contact_agreement_recall)}"
     if c.contact_agreement_of is None:  # a study written before the counts were kept
         return med
     return (
@@ -151,7 +146,10 @@ def build_report(
     phys = str(judged_physics(study))
     n_plots = n_clips = 0
     for row in rows:
-        by_proto = {lead.name: row.p_lift, **{n: _p_lift_of(rs, row.name) for n, rs in side.items()}}
+        by_proto = {
+            lead.name: row.p_lift,
+            **{n: next((r.p_lift for r in rs if r.name == row.name), {}) for n, rs in side.items()},
+        }
         head = recording_verdict_html(row, study) + recording_checks_html(row)
         evidence = samples_html(recs[row.name], row.verdict.condition if row.verdict else None)
         evidence += conditions_html(by_proto, phys, conds)
@@ -170,10 +168,6 @@ def build_report(
     link = lambda r: f"{fdir.name}/{page_name(r.name)}"  # noqa: E731
     atomic_write_text(out, _page(study, study_path, pdir, fdir, rows, mont, recs, link, side))
     return {"rows": len(rows), "plots": n_plots, "clips": n_clips, "montage": bool(mont)}
-
-
-def _p_lift_of(rows: list[StudyRow], seq: str) -> dict:
-    return next((r.p_lift for r in rows if r.name == seq), {})
 
 
 def _with_record(row: StudyRow, rec: RolloutRecord | ResultsFormatError) -> StudyRow:
@@ -220,9 +214,8 @@ def _montage_html(montage: Path, rows: list[StudyRow], pdir: Path, fdir: Path) -
             + f"render_montage.py --max-clips, --objects, or a montage older than the study).{rule}</p>"
         )
     src = html.escape(beside(montage, pdir, fdir))
-    made = html.escape(
-        str(montage.resolve())
-    )  # the montage as rendered (with its record beside it): what a refresh embeds
+    # the montage as rendered (with its record beside it): what a refresh embeds
+    made = html.escape(str(montage.resolve()))
     return (
         f"<h2>Montage</h2>{note}<video class=montage controls muted preload=metadata{width} "
         f"src='{src}' data-montage='{made}'></video>"
@@ -265,7 +258,7 @@ def _page(
     mont: str,
     recs: dict,
     link,
-    side_rows: dict[str, list[StudyRow]] | None = None,
+    side_rows: dict[str, list[StudyRow]],
 ) -> str:
     """The HTML page in ``pdir``; ``link(row)`` a recording's page, ``side_rows`` ``{protocol: rows}`` of the other
     sampled protocols."""

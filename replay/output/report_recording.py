@@ -13,7 +13,7 @@ import numpy as np
 
 from replay.fileio import atomic_path, atomic_write_bytes, atomic_write_text
 from replay.output.export_section import exports_html
-from replay.output.report_table import INTERVAL, REASON, VERDICT, cell, columns_for, href, shown_value, value
+from replay.output.report_table import INTERVAL, REASON, VERDICT, columns_for, href, shown
 from replay.results.convert import ResultsFormatError
 from replay.results.files import check_poses_version
 from replay.results.records import Phase, RolloutRecord
@@ -153,8 +153,7 @@ def write_recording_page(
     stem = seq.replace("/", "__")
     page = fdir / page_name(seq)
     fields = "".join(
-        f"<tr><th>{html.escape(h)}</th><td>"
-        f"{html.escape(shown_value(row, k) if k == 'outcome' else cell(value(row, k), s, d, key=k)[0])}</td></tr>"
+        f"<tr><th>{html.escape(h)}</th><td>{html.escape(shown(row, k, scale=s, dec=d)[0])}</td></tr>"
         for h, k, s, d in columns_for([row])
         if k not in (VERDICT, INTERVAL, REASON)  # they lead the page
     )

@@ -23,8 +23,6 @@ OUTCOME_CSS = {"lifted": "#2e9e4f", "not lifted": "#d2473a", "unstable": "#e29a1
 
 #: the verdict's columns (what every reader shows first): their row keys
 VERDICT, INTERVAL, REASON = "verdict", "p_interval", "reason"
-#: the diagnosis column's header: the single contact run's, not the verdict's reason (that is the reason column)
-CONTACT_RUN_DIAGNOSIS = "contact run: diagnosis"
 #: table columns: (header, row key, scale, decimals); rows are study rows (replay.results.records.ROW_FIELDS)
 COLUMNS = (
     ("recording", "sequence", None, None),
@@ -34,7 +32,7 @@ COLUMNS = (
     ("object", "object", None, None),
     ("intent", "intent", None, None),
     ("contact run", "outcome", None, None),
-    (CONTACT_RUN_DIAGNOSIS, "diagnosis", None, None),
+    ("contact run: diagnosis", "diagnosis", None, None),  # the contact run's, not the verdict's reason
     ("rise mm", "rise", 1000.0, 1),
     ("slip mm", "slip_mm", None, 1),
     ("separation mm", "separation_mm", None, 1),
@@ -85,7 +83,7 @@ def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
         return "-", ""
     if key == VERDICT:
         return v.word.value + ("" if v.sampled else " (one run)"), str(_WORD_ORDER[v.word])
-    if key == INTERVAL:
+    if key == INTERVAL or isinstance(v, PLiftEntry):  # p and its 95 % interval, sorted by p
         return interval_text(v), repr(v.p)
     if key == REASON:
         return v.reason, v.reason
@@ -94,21 +92,19 @@ def cell(v, scale, dec, *, key: str = "") -> tuple[str, str]:
     if isinstance(v, (int, float)) and dec is not None:
         x = float(v) * (scale or 1.0)
         return f"{x:.{dec}f}", repr(x)
-    if isinstance(v, PLiftEntry):  # p and its 95 % interval, sorted by p (what it says: its colour, its filter)
-        return interval_text(v), repr(v.p)
     return str(v), str(v)
 
 
 def filter_value(row: StudyRow, key: str) -> str:
     """What a filter on column ``key`` matches: what a p_lift entry says (``holds``), else the text shown."""
     v = value(row, key)
-    return class_word(v) if isinstance(v, PLiftEntry) else shown_value(row, key)
+    return class_word(v) if isinstance(v, PLiftEntry) else shown(row, key)[0]
 
 
-def shown_value(row: StudyRow, key: str) -> str:
-    """What a row shows in column ``key`` (``not lifted`` for ``not_lifted``)."""
-    text = cell(value(row, key), None, None, key=key)[0]
-    return display_outcome(text) if key == "outcome" else text
+def shown(row: StudyRow, key: str, *, scale=None, dec=None) -> tuple[str, str]:
+    """What a row shows in column ``key`` (``not lifted`` for ``not_lifted``) and its sort key."""
+    text, k = cell(value(row, key), scale, dec, key=key)
+    return (display_outcome(text) if key == "outcome" else text), k
 
 
 def _style(row: StudyRow, key: str, text: str) -> str:
@@ -130,8 +126,7 @@ def table_html(rows: list[StudyRow], link) -> str:
     for r in rows:
         cells = []
         for _, key, scale, dec in cols:
-            text, k = cell(value(r, key), scale, dec, key=key)
-            text = shown_value(r, key) if key == "outcome" else text
+            text, k = shown(r, key, scale=scale, dec=dec)
             sort = "" if k == text else f" data-k='{html.escape(k)}'"  # the text is the key where they agree
             if key.startswith(P_LIFT_KEY):  # its filter matches what it says, not its numbers
                 sort += f" data-f='{html.escape(filter_value(r, key))}'"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import subprocess
 import xml.etree.ElementTree as ET
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +38,6 @@ STUDY_ROW_FIELDS = (
     "contact_agreement_precision",
     "contact_agreement_recall",
 )
-
-SOURCES = ("study", "bridge", "junit", "crosscheck", "pose_mapping")
 
 
 def head_commit(cwd: Path | None = None) -> str:
@@ -166,17 +165,12 @@ def junit_summary(path: Path) -> dict:
     if suite is None:
         raise ValueError("not a JUnit XML report (no <testsuite>): pytest --junitxml writes one")
     tests, failures, errors, skipped = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
-    reasons: dict[str, int] = {}
-    failed = [
-        f"{c.get('classname', '')}::{c.get('name', '')}".strip(":")
-        for c in suite.iter("testcase")
-        if c.find("failure") is not None or c.find("error") is not None
-    ]
-    for case in suite.iter("testcase"):
-        s = case.find("skipped")
-        if s is not None:
-            why = (s.get("message") or "").strip()[:160]
-            reasons[why] = reasons.get(why, 0) + 1
+    reasons, failed = Counter(), []
+    for c in suite.iter("testcase"):
+        if c.find("failure") is not None or c.find("error") is not None:
+            failed.append(f"{c.get('classname', '')}::{c.get('name', '')}".strip(":"))
+        if (s := c.find("skipped")) is not None:
+            reasons[(s.get("message") or "").strip()[:160]] += 1
     return {
         "tests": tests,
         "passed": tests - failures - errors - skipped,
@@ -207,14 +201,8 @@ def summarize(source: str, doc_or_path, *, made_by: str, commit: str | None = No
     """The summary of ``source`` with ``made_by``, ``commit`` (default HEAD) and ``date`` (default today UTC,
     ``YYYY-MM-DD``); ``doc_or_path`` the JSON, the XML path (junit) or a list of JSONs (pose_mapping). ValueError."""
     if source not in SOURCES:
-        raise ValueError(f"unknown source {source!r}; choose from {SOURCES}")
-    body = {
-        "study": study_summary,
-        "bridge": bridge_summary,
-        "junit": junit_summary,
-        "crosscheck": crosscheck_summary,
-        "pose_mapping": pose_mapping_summary,
-    }[source](doc_or_path)
+        raise ValueError(f"unknown source {source!r}; choose from {tuple(SOURCES)}")
+    body = SOURCES[source](doc_or_path)
     return {
         "source": source,
         "made_by": made_by,
@@ -271,3 +259,13 @@ class _Validation(JsonRecord):
     run: _Run = read_as(_Run.from_dict)
     overall: _Overall = read_as(_Overall.from_dict)
     sequences: list[_Named] = read_as(_Named.many)
+
+
+#: each source's summary
+SOURCES = {
+    "study": study_summary,
+    "bridge": bridge_summary,
+    "junit": junit_summary,
+    "crosscheck": crosscheck_summary,
+    "pose_mapping": pose_mapping_summary,
+}

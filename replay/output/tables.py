@@ -15,24 +15,6 @@ from replay.results.records import StudyRecord
 from replay.results.study_counts import Counts
 from replay.results.study_rows import RefineRow, StudyRow, study_rows
 
-KINDS = (
-    "study",
-    "refine",
-    "attribution",
-    "counts",
-    "oracle",
-    "bridge",
-    "tests",
-    "crosscheck",
-    "scale",
-    "throughput",
-    "make_study",
-    "sample_cost",
-    "p_lift",
-    "verdict",
-    "pose_mapping",
-)
-
 
 def _fmt(v, spec: str = ".1f") -> str:
     if v is None:
@@ -53,11 +35,6 @@ def _outcome(row: StudyRow) -> str:
     return f"{shown} ({d})" if d else str(shown)
 
 
-def _release(row: StudyRow) -> str:
-    s = row.stuck_after_release
-    return "-" if s is None else ("stuck" if s else "fell")
-
-
 def _rows(study: dict) -> list[StudyRow]:
     return study_rows(StudyRecord.view(study).rollouts)
 
@@ -70,7 +47,7 @@ def study_table(study: dict) -> str:
             _outcome(r),
             _fmt(None if r.rise is None else r.rise * 1000.0),
             _fmt(r.shake_held),
-            _release(r),
+            "-" if r.stuck_after_release is None else ("stuck" if r.stuck_after_release else "fell"),
             _fmt(r.contact_agreement_precision, ".2f"),
             _fmt(r.contact_agreement_recall, ".2f"),
         ]
@@ -315,16 +292,12 @@ def throughput_table(doc: dict) -> str:
     return _md(["checkout", "rollouts/min, median", "best", "CPU s, median", "jobs' own time s, median"], out)
 
 
-def _clock(s: float) -> str:
-    m, sec = divmod(round(s), 60)
-    return f"{m}:{sec:02d}"
-
-
 def make_study_table(doc: dict) -> str:
     """``make study``'s steps and whole time (s, m:ss), then the machine's cores and load before and after."""
     run = td.MakeStudyRun.from_dict(doc)
     out = [[f"`{s.command}`", f"{s.wall_s:.1f}"] for s in run.steps]
-    out.append(["**`make study`, in all**", f"**{run.total_s:.1f} ({_clock(run.total_s)})**"])
+    m, sec = divmod(round(run.total_s), 60)
+    out.append(["**`make study`, in all**", f"**{run.total_s:.1f} ({m}:{sec:02d})**"])
     load = run.load_1min or ["?", "?"]
     text = _md(["command (what `make study` runs, in order)", "wall s"], out)
     return text + (
@@ -379,70 +352,56 @@ def pose_mapping_table(doc: dict) -> str:
     return _md(["landmark"] + [f"`{shape(r)}` median (p90) mm" for r in runs], rows) + "\n" + "\n".join(notes) + "\n"
 
 
+#: each kind's table
+_TABLES = {
+    "study": study_table,
+    "refine": refine_table,
+    "attribution": attribution_table,
+    "counts": counts_table,
+    "oracle": lambda d: counts_table(d, HugOracle.name),
+    "bridge": bridge_markdown,
+    "tests": tests_table,
+    "crosscheck": crosscheck_table,
+    "scale": scale_table,
+    "throughput": throughput_table,
+    "make_study": make_study_table,
+    "sample_cost": sample_cost_table,
+    "p_lift": p_lift_markdown,
+    "verdict": verdict_markdown,
+    "pose_mapping": pose_mapping_table,
+}
+KINDS = tuple(_TABLES)
+_STUDY = ("rollouts", "a study", "scripts/run_study.py")
+#: the key each kind of table needs in its document, what the document then is and what writes it (a study where not
+#: named)
+_NEEDS = {
+    "attribution": ("factors", "an attribution result", "scripts/attribute.py"),
+    "bridge": ("rows", "a bridge result", "scripts/bridge.py"),
+    "crosscheck": ("results", "a crosscheck summary", "scripts/tables.py summarize crosscheck"),
+    "tests": ("tests", "a test run summary", "scripts/tables.py summarize junit"),
+    "scale": ("sizes", "a scale benchmark result", "benchmarks/study_scale.py --json"),
+    "make_study": ("steps", "a make-study timing", "benchmarks/make_study_time.py"),
+    "sample_cost": ("extra_sample_cost_ratio", "a sample cost result", "benchmarks/sample_cost.py --json"),
+    "pose_mapping": ("runs", "a pose-mapping summary", "scripts/tables.py summarize pose_mapping"),
+    "throughput": ("summary", "a throughput result", "benchmarks/study_throughput.py --json"),
+}
+
+
 def table(kind: str, doc: dict) -> str:
     """The table of ``kind`` from a results document; ValueError: an unknown kind or a document lacking it."""
-    if kind not in KINDS:
+    if kind not in _TABLES:
         raise ValueError(f"unknown table {kind!r}; choose from {KINDS}")
-    need, what = _NEEDS.get(kind, _STUDY)
+    need, what, writer = _NEEDS.get(kind, _STUDY)
     if need not in doc:
-        raise ValueError(f"not {what} (no {need!r}): {_WRITER[what]} writes one")
-    return {
-        "study": study_table,
-        "refine": refine_table,
-        "attribution": attribution_table,
-        "counts": counts_table,
-        "oracle": lambda d: counts_table(d, HugOracle.name),
-        "bridge": bridge_markdown,
-        "tests": tests_table,
-        "crosscheck": crosscheck_table,
-        "scale": scale_table,
-        "throughput": throughput_table,
-        "make_study": make_study_table,
-        "sample_cost": sample_cost_table,
-        "p_lift": p_lift_markdown,
-        "verdict": verdict_markdown,
-        "pose_mapping": pose_mapping_table,
-    }[kind](doc)
-
-
-_STUDY = ("rollouts", "a study")
-#: the key each kind of table needs in its document, and what the document then is (a study where not named)
-_NEEDS = {
-    "attribution": ("factors", "an attribution result"),
-    "bridge": ("rows", "a bridge result"),
-    "crosscheck": ("results", "a crosscheck summary"),
-    "tests": ("tests", "a test run summary"),
-    "scale": ("sizes", "a scale benchmark result"),
-    "make_study": ("steps", "a make-study timing"),
-    "sample_cost": ("extra_sample_cost_ratio", "a sample cost result"),
-    "pose_mapping": ("runs", "a pose-mapping summary"),
-    "throughput": ("summary", "a throughput result"),
-}
-#: what writes each kind of document
-_WRITER = {
-    "a study": "scripts/run_study.py",
-    "an attribution result": "scripts/attribute.py",
-    "a bridge result": "scripts/bridge.py",
-    "a crosscheck summary": "scripts/tables.py summarize crosscheck",
-    "a test run summary": "scripts/tables.py summarize junit",
-    "a scale benchmark result": "benchmarks/study_scale.py --json",
-    "a make-study timing": "benchmarks/make_study_time.py",
-    "a sample cost result": "benchmarks/sample_cost.py --json",
-    "a pose-mapping summary": "scripts/tables.py summarize pose_mapping",
-    "a throughput result": "benchmarks/study_throughput.py --json",
-}
-
-
-def _pattern(kind: str, name: str | None) -> re.Pattern:
-    tag = kind if name is None else f"{kind}:{name}"
-    return re.compile(rf"([ \t]*)<!-- table:{re.escape(tag)}( [^\n]*)? -->\n.*?<!-- /table:{re.escape(tag)} -->", re.S)
+        raise ValueError(f"not {what} (no {need!r}): {writer} writes one")
+    return _TABLES[kind](doc)
 
 
 def replace_block(text: str, kind: str, command: str, *, body: str, name: str | None = None) -> str:
     """``text`` with the block of ``kind`` replaced by ``body``, naming ``command``; ValueError: not exactly one."""
-    pat = _pattern(kind, name)
-    found = pat.findall(text)
     tag = kind if name is None else f"{kind}:{name}"
+    pat = re.compile(rf"([ \t]*)<!-- table:{re.escape(tag)}( [^\n]*)? -->\n.*?<!-- /table:{re.escape(tag)} -->", re.S)
+    found = pat.findall(text)
     if len(found) != 1:
         raise ValueError(f"{len(found)} blocks <!-- table:{tag} ... --> ... <!-- /table:{tag} --> (need exactly one)")
 

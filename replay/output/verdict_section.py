@@ -14,28 +14,10 @@ from replay.results.records import RolloutRecord
 from replay.results.study_counts import Counts
 from replay.results.study_rows import StudyRow
 from replay.results.study_settings import judged_physics
-from replay.results.verdict_record import Verdict, Word
+from replay.results.verdict_record import Word
 from replay.study.cross_checks import ABLATION, CONTACT_RUN
 from replay.study.end_table import judge_text
 from replay.study.verdicts import DEFAULT_VERDICTS, VerdictPair
-
-
-def verdict_html(v: Verdict | None) -> str:
-    """The verdict word in its colour (``-`` for none); ``(one run)`` where it was not sampled."""
-    if v is None:
-        return "-"
-    one = "" if v.sampled else " (one run)"
-    return f"<b style='color:{WORD_CSS[v.word]}'>{v.word.value}{one}</b>"
-
-
-def other_physics_text() -> str:
-    """Where the default judge comes from, and how to read a recording under another."""
-    return (
-        f"The default judge ({DEFAULT_JUDGE.physics} physics, condition {DEFAULT_JUDGE.condition}): "
-        f"{DEFAULT_JUDGE.source}. Another physics: a study of its own, run_study.py --physics NAME (authored, replay, "
-        "calibrated); another condition: --conditions NAME,... (the first listed is read where the default's is "
-        "not among them)."
-    )
 
 
 def verdict_summary_html(study, c: Counts) -> str:
@@ -52,6 +34,12 @@ def verdict_summary_html(study, c: Counts) -> str:
             why = ", ".join(f"{html.escape(words(k) if k else 'reason not kept')} {m}" for k, m in causes.items())
             cells.append(f"<td>{n}</td><td>{why or '-'}</td>")
         body.append(f"<tr><td style='color:{WORD_CSS[w]}'><b>{w.value}</b></td>{''.join(cells)}</tr>")
+    other = (  # where the default judge comes from, and how to read a recording under another
+        f"The default judge ({DEFAULT_JUDGE.physics} physics, condition {DEFAULT_JUDGE.condition}): "
+        f"{DEFAULT_JUDGE.source}. Another physics: a study of its own, run_study.py --physics NAME (authored, replay, "
+        "calibrated); another condition: --conditions NAME,... (the first listed is read where the default's is "
+        "not among them)."
+    )
     return (
         f"<p id=judge>Each recording's verdict, read under {html.escape(judge_text(study))}: holds where the 95 % "
         "interval of p_lift lies at or above 0.5, fails where at or below, uncertain otherwise; why: for fails the "
@@ -59,7 +47,7 @@ def verdict_summary_html(study, c: Counts) -> str:
         "whether the lifted samples also held through the shake and fell when let go (where the protocol shakes: "
         "the hug-oracle lifts and holds, no shake, no release).</p>"
         f"<table id=verdict-counts><thead><tr><th>verdict</th>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
-        f"</table><p class=note>{html.escape(other_physics_text())}</p>"
+        f"</table><p class=note>{html.escape(other)}</p>"
     )
 
 
@@ -67,7 +55,7 @@ def missing_pairs_text(study) -> str:
     """The :data:`replay.study.verdicts.DEFAULT_VERDICTS` pairs the study lacks and the command adding them; ``""``:
     none."""
     have = [v.name for v in VerdictPair.read(study.verdicts)] or [
-        f"{p}@{judge_physics(study)}" for p in study.protocols
+        f"{p}@{judged_physics(study) or DEFAULT_JUDGE.physics}" for p in study.protocols
     ]
     lack = [n for n in DEFAULT_VERDICTS if n not in have]
     if not lack:
@@ -78,10 +66,6 @@ def missing_pairs_text(study) -> str:
         f"{','.join(have + lack)} --resume: the rollouts it holds are kept, each new pair is one single rollout per "
         "recording."
     )
-
-
-def judge_physics(study) -> str:
-    return str(judged_physics(study) or DEFAULT_JUDGE.physics)
 
 
 def cross_check_summary_html(c: Counts, study=None) -> str:
@@ -113,8 +97,10 @@ def recording_verdict_html(row: StudyRow, study) -> str:
     v = row.verdict
     if v is None:
         return "<p id=verdict>No verdict in this study (a study before issue 56: rerun it).</p>"
+    one = "" if v.sampled else " (one run)"
     return (
-        f"<p id=verdict style='font-size:1.3em'>{verdict_html(v)}: {html.escape(v.reason)}; p_lift "
+        f"<p id=verdict style='font-size:1.3em'><b style='color:{WORD_CSS[v.word]}'>{v.word.value}{one}</b>: "
+        f"{html.escape(v.reason)}; p_lift "
         f"{html.escape(interval_text(v))} ({v.k} of {v.n} {'samples' if v.sampled else 'run'} lifted)</p>"
         f"<p>Read under {html.escape(judge_text(study))}.</p>"
     )

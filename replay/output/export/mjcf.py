@@ -52,13 +52,6 @@ def inputs_arrays(log: InputLog, contact_force_min: float) -> dict:
     )
 
 
-def write_scene_xml(scene, cfg, out: Path) -> None:
-    """``scene.xml`` as Newton writes it (meshes inline), without the compiled-model edits MJCF cannot hold."""
-    from replay.sim.scene import make_solver
-
-    make_solver(scene.model, cfg, scene.contact_capacity, save_to_mjcf=str(out / "scene.xml"))
-
-
 def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
     """Write the MJCF export of ``log`` into ``out`` (``meta`` into ``export.json``); returns its dict. OSError."""
     out = Path(out)
@@ -74,7 +67,9 @@ def export_mjcf(log: InputLog, out: str | Path, cfg, *, meta: dict) -> dict:
     )
     z = {k: np.asarray(v) for k, v in arrays.items()}
     figures = standalone.outcome(*standalone.replay(mujoco.MjModel.from_binary_path(str(out / "model.mjb")), z), z=z)
-    write_scene_xml(log.scene, cfg, out)
+    from replay.sim.scene import make_solver  # scene.xml as Newton writes it, without the compiled-model edits
+
+    make_solver(log.scene.model, cfg, log.scene.contact_capacity, save_to_mjcf=str(out / "scene.xml"))
     xml = mujoco.MjModel.from_xml_path(str(out / "scene.xml"))
     copied, left = standalone.apply_model_fields(xml, z)
     scene_xml = dict(

@@ -11,6 +11,7 @@ from replay.errors import UsageError
 from replay.output.export import standalone
 from replay.output.export.mjcf import inputs_arrays
 from replay.output.export.usd import phase_names
+from replay.results.records import Phase
 
 
 def _rerun():
@@ -49,23 +50,6 @@ def frame_contacts(log, force_min: float) -> list[tuple[np.ndarray, np.ndarray, 
     return out
 
 
-def _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts):
-    stream.set_time("frame", sequence=k)
-    stream.set_time("time", duration=float(poses["time"][k]))
-    stream.log("world/hand/bodies", rr.Points3D(pos[k, :16], radii=0.004))
-    stream.log("world/hand/skeleton", rr.LineStrips3D([pos[k, [a, b]] for a, b in skeleton], radii=0.002))
-    stream.log("world/object", rr.Transform3D(translation=pos[k, -1], quaternion=rr.Quaternion(xyzw=quat[k, -1])))
-    stream.log("plots/rise_mm", rr.Scalars(rise[k] * 1000.0))
-    if np.isfinite(werr[k]):
-        stream.log("plots/wrist_error_mm", rr.Scalars(werr[k] * 1000.0))
-    stream.log("plots/contacts", rr.Scalars(float(poses["contact_count"][k])))
-    stream.log("plots/normal_force_N", rr.Scalars(float(poses["contact_force"][k])))
-    if contacts is not None:
-        p, nrm, f = contacts[k]
-        stream.log("world/contacts", rr.Points3D(p, radii=0.002 + 0.0005 * np.sqrt(np.maximum(f, 0.0))))
-        stream.log("world/contacts/normals", rr.Arrows3D(origins=p, vectors=nrm * (0.01 * f[:, None])))
-
-
 def export_rrd(
     poses: dict, path: str | Path, object_vertices: np.ndarray, *, parents: list[int], contacts: list | None, name: str
 ) -> dict:
@@ -79,7 +63,7 @@ def export_rrd(
     stream.save(str(path))
     pos, quat = np.asarray(poses["body_pos"], float), np.asarray(poses["body_quat"], float)
     phase = poses["phase"]
-    lift = np.flatnonzero(phase == 2)
+    lift = np.flatnonzero(phase == Phase.LIFT)
     z0 = np.where(
         np.arange(len(pos)) >= (lift[0] - 1 if lift.size else len(pos)),
         pos[lift[0] - 1, -1, 2] if lift.size else 0.0,
@@ -92,11 +76,22 @@ def export_rrd(
     stream.log("world/object/vertices", rr.Points3D(object_vertices, radii=0.001), static=True)
     names = phase_names(phase)
     for k in range(len(pos)):
+        stream.set_time("frame", sequence=k)
+        stream.set_time("time", duration=float(poses["time"][k]))
         if k == 0 or names[k] != names[k - 1]:
-            stream.set_time("frame", sequence=k)
-            stream.set_time("time", duration=float(poses["time"][k]))
             stream.log("phase", rr.TextLog(f"phase: {names[k]}"))
-        _log_frame(rr, stream, k, pos, quat, skeleton, rise, werr, poses, contacts)
+        stream.log("world/hand/bodies", rr.Points3D(pos[k, :16], radii=0.004))
+        stream.log("world/hand/skeleton", rr.LineStrips3D([pos[k, [a, b]] for a, b in skeleton], radii=0.002))
+        stream.log("world/object", rr.Transform3D(translation=pos[k, -1], quaternion=rr.Quaternion(xyzw=quat[k, -1])))
+        stream.log("plots/rise_mm", rr.Scalars(rise[k] * 1000.0))
+        if np.isfinite(werr[k]):
+            stream.log("plots/wrist_error_mm", rr.Scalars(werr[k] * 1000.0))
+        stream.log("plots/contacts", rr.Scalars(float(poses["contact_count"][k])))
+        stream.log("plots/normal_force_N", rr.Scalars(float(poses["contact_force"][k])))
+        if contacts is not None:
+            p, nrm, f = contacts[k]
+            stream.log("world/contacts", rr.Points3D(p, radii=0.002 + 0.0005 * np.sqrt(np.maximum(f, 0.0))))
+            stream.log("world/contacts/normals", rr.Arrows3D(origins=p, vectors=nrm * (0.01 * f[:, None])))
     stream.flush()
     stream.disconnect()
     return {"rrd": str(path), "frames": int(len(pos))}

@@ -109,20 +109,10 @@ def unit(q):
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def hand_object_contacts(d, hand, obj, *, force_min, pyramidal):
-    """(contacts, contacts carrying more than ``force_min`` N normal force) between hand and object geoms."""
-    n = nf = 0
-    for c in range(d.ncon):
-        g0, g1 = d.contact.geom[c]
-        if not ((hand[g0] and obj[g1]) or (hand[g1] and obj[g0])):
-            continue
-        n += 1
-        a = d.contact.efc_address[c]
-        if a < 0:
-            continue
-        rows = max(1, 2 * (int(d.contact.dim[c]) - 1)) if pyramidal else 1
-        nf += float(d.efc_force[a : a + rows].sum()) > force_min
-    return n, nf
+def hand_object_contacts(d, hand, obj):
+    """Contacts between hand and object geoms (``hand``, ``obj``: per-geom masks)."""
+    pairs = (d.contact.geom[c] for c in range(d.ncon))
+    return sum(bool((hand[g0] and obj[g1]) or (hand[g1] and obj[g0])) for g0, g1 in pairs)
 
 
 def replay(m, z, on_frame=None):
@@ -135,7 +125,6 @@ def replay(m, z, on_frame=None):
     else:  # another model of the scene (scene.xml): its coordinates and velocities only
         d.qpos[:], d.qvel[:] = z["qpos0"], z["qvel0"]
     bodies, hand, obj = z["bodies"], z["hand_geoms"], z["object_geoms"]
-    pyramidal = int(m.opt.cone) == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
     ctrl, xfrc, qfrc = z["ctrl"], z["xfrc_applied"], z["qfrc_applied"]
     frames = len(z["frame_steps"])
     pos, quat = np.zeros((frames, len(bodies), 3)), np.zeros((frames, len(bodies), 4))
@@ -150,9 +139,7 @@ def replay(m, z, on_frame=None):
             s += 1
         mujoco.mj_kinematics(m, d)
         pos[k], quat[k] = d.xpos[bodies], d.xquat[bodies][:, [1, 2, 3, 0]]
-        contacts[k] = hand_object_contacts(d, hand, obj, force_min=float(z["contact_force_min"]), pyramidal=pyramidal)[
-            0
-        ]
+        contacts[k] = hand_object_contacts(d, hand, obj)
         if on_frame is not None:
             on_frame(k, d)
     return pos, quat, contacts
