@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     a = build_parser().parse_args(argv)
     from replay.output.gripper_section import gripper_section_html
     from replay.sim.gripper import FixtureConfig
+    from replay.study.executor import where_run
     from replay.study.gripper_check import LINE_NAMES, run_gripper_check
 
     fixture = FixtureConfig()
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
         )
     passed = sum(1 for r in rec.rows if r["passed"])
     console.out(
-        f"{passed}/{len(rec.rows)} objects pass; {rec.wall_s:.1f} s on {rec.workers} worker(s); {a.out}/gripper.json"
+        f"{passed}/{len(rec.rows)} objects pass; {rec.wall_s:.1f} s {where_run(rec.workers)}; {a.out}/gripper.json"
     )
     for seq, why in rec.failed.items():
         console.err(f"failed: {seq}: {why}")

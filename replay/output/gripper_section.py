@@ -13,6 +13,7 @@ from pathlib import Path
 from replay.results.json_record import JsonRecord, read_as
 from replay.results.outcomes import words
 from replay.results.study_rows import StudyRow
+from replay.study.executor import where_run
 from replay.study.gripper_check import LINE_NAMES
 
 VERDICT_CSS = {"pass": "#2e9e4f"}
@@ -86,8 +87,8 @@ def gripper_section_html(doc: dict, study_rows: list[StudyRow] | None = None) ->
     return (
         f"<h2>Grasp and lift (parallel-jaw check of each asset)</h2>"
         f"<p>{n_pass} of {len(check.rows)} objects pass all nine phases on at least one line "
-        f"(config {html.escape(str(check.config_hash))}, {check.wall_s or 0:.0f} s on "
-        f"{check.workers} worker(s)). An object no line lifts is an asset problem (mass, friction, "
+        f"(config {html.escape(str(check.config_hash))}, {check.wall_s or 0:.0f} s "
+        f"{where_run(check.workers)}). An object no line lifts is an asset problem (mass, friction, "
         f"collision parts), not the hand's.</p>"
         f"<table><tr>{''.join(f'<th>{h}</th>' for h in head)}</tr>{''.join(rows)}</table>"
         + (f"<ul>{failed}</ul>" if failed else "")

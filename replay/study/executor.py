@@ -27,6 +27,11 @@ def runs_here(workers: int) -> bool:
     return workers <= 0
 
 
+def where_run(workers: int | None) -> str:
+    """``"in this process"`` or ``"on N worker process(es)"`` (the console's and the report's words)."""
+    return "in this process" if runs_here(workers or 0) else f"on {workers} worker process(es)"
+
+
 def executor(
     kind: Executor = Executor.POOL,
     workers: int = 0,
