@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 
-from replay.checks.frames import approach_window
+from replay.checks.frames import approach_window, index_runs
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -72,13 +72,7 @@ def swapped_frames(L: np.ndarray) -> tuple[np.ndarray, dict]:
 
 def _runs(idx: np.ndarray) -> str:
     """``"400-460, 900"``: frame runs of sorted indices."""
-    out, start = [], None
-    for i, k in enumerate(idx):
-        if start is None:
-            start = k
-        if i + 1 == len(idx) or idx[i + 1] != k + 1:
-            out.append(f"{start}-{k}" if k != start else f"{k}")
-            start = None
+    out = [f"{a}-{b}" if b != a else f"{a}" for a, b in index_runs(idx)]
     return ", ".join(out[:6]) + (f" (+{len(out) - 6} more)" if len(out) > 6 else "")
 
 

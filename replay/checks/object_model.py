@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from replay.checks.frames import approach_window
+from replay.checks.frames import approach_window, index_runs
 from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame, to_world
 from replay.checks.hand_points import hand_points
 from replay.checks.object_rest import REST_GAP_FLAG_M, REST_GAP_REFUSE_M
@@ -52,11 +52,10 @@ def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] 
     ok = (inner >= -GRIP_DEPTH_M) & (inner <= GRIP_GAP_M)
     if not ok.any():
         return float("nan"), float("nan"), f
-    idx = np.flatnonzero(ok)
-    runs = np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1)  # contiguous scale ranges
     one = int(np.argmin(np.abs(np.log(SCALES))))
-    run = min(runs, key=lambda r: 0 if r[0] <= one <= r[-1] else min(abs(r[0] - one), abs(r[-1] - one)))
-    return float(SCALES[run[0]]), float(SCALES[run[-1]]), f
+    runs = index_runs(np.flatnonzero(ok))  # contiguous scale ranges
+    a, b = min(runs, key=lambda r: 0 if r[0] <= one <= r[1] else min(abs(r[0] - one), abs(r[1] - one)))
+    return float(SCALES[a]), float(SCALES[b]), f
 
 
 def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
