@@ -21,6 +21,7 @@ def _unset(conv):
     return lambda v: DROP if v is None else conv(v)
 
 
+_SUPPORT = physics_table.PHYSICS["replay"]["support_contact"].value
 #: config field -> (physics choice, the field's value as the choice's, or :data:`DROP`)
 LEGACY_PHYSICS_FIELDS = {
     "integrator": ("integrator", lambda v: v),
@@ -37,7 +38,7 @@ LEGACY_PHYSICS_FIELDS = {
     "pad_compression_mm": ("pad_compression", _unset(float)),
     "support_friction": (
         "support_contact",
-        lambda v: {**_shared("support_contact"), "friction": [float(v), *_shared("support_contact")["friction"][1:]]},
+        lambda v: {**_SUPPORT, "friction": [float(v), *_SUPPORT["friction"][1:]]},
     ),
 }
 #: config fields read together as one choice's dict value: choice -> {field: key}
@@ -95,10 +96,6 @@ def legacy_engine(data: dict, source: str | Path | None = None) -> dict:
         raise DataError(source, e.field, e.message) from None
     data.update(engine=engine.value, device=device)
     return data
-
-
-def _shared(name: str):
-    return next(c.value for c in physics_table.SHARED if c.name == name)
 
 
 def _legacy_keys() -> set:
