@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 
 from replay.checks.frames import approach_window, index_runs
+from replay.checks.hand_points import CHAINS
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -15,14 +16,6 @@ from replay.errors import DataError
 ORDER_MARGIN = 0.05
 #: mm: a pair's summed bone misfit to its own medians below this is never called a swap
 SWAP_MIN_MM = 3.0
-#: per finger, (first, second, third, fourth) landmark ids from the wrist outward (tip left out)
-CHAINS = {
-    "thumb": (0, 1, 2, 3),
-    "index": (0, 5, 6, 7),
-    "middle": (0, 9, 10, 11),
-    "ring": (0, 13, 14, 15),
-    "pinky": (0, 17, 18, 19),
-}
 MCP = {"index": 5, "middle": 9, "ring": 13, "pinky": 17}
 
 
