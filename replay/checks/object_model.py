@@ -30,11 +30,7 @@ UNIT_RATIOS = {10.0: "centimetres for millimetres", 25.4: "inches for millimetre
 
 def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray:
     """(N,) m hull-plane distance (> 0 outside) of object-frame ``pts`` (N, 3) to the parts scaled by ``s``."""
-    out = np.full(len(pts), np.inf)
-    for eq in parts.equations:
-        d = (pts @ eq[:, :3].T + s * eq[:, 3]).max(axis=1)
-        out = np.minimum(out, d)
-    return out
+    return np.min([(pts @ eq[:, :3].T + s * eq[:, 3]).max(axis=1) for eq in parts.equations], axis=0)
 
 
 def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] | None:
@@ -75,20 +71,16 @@ def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
 
 def _verdict(grip, rest) -> float | None:
     """The scale the recording implies when it refutes the model (docs/input-checks.md), else None."""
-    lo, hi = grip[0], grip[1]
+    lo, hi, rs = grip[0], grip[1], rest["scale"]
     if not np.isfinite(lo):
         return None
     if lo <= 1.0 <= hi:  # the grip cannot tell; the rest alone, where the grip holds its scale too
-        rs = rest["scale"]
         ok = rs is not None and SCALES[0] <= rs <= SCALES[-1] and lo <= rs <= hi
         far = abs(rest["gap_mm"]) > REST_GAP_REFUSE_M * 1000 and abs(np.log(rs or 1.0)) > np.log(REST_ONLY_FACTOR)
         return rs if ok and far else None
-    rs = rest["scale"]
     step = SCALES[1] / SCALES[0]
-    if abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000 and rs is not None:
-        return rs if lo / step <= rs <= hi * step else None
-    if abs(rest["gap_mm"]) <= REST_GAP_FLAG_M * 1000 and rs is not None:
-        return None  # the model rests as recorded: a hand off it is the hand's fault
+    if rs is not None:  # resting as recorded (no gap), a hand off the model is the hand's fault
+        return rs if abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000 and lo / step <= rs <= hi * step else None
     if hi < 1 / GRIP_ONLY_FACTOR:
         return hi
     if lo > GRIP_ONLY_FACTOR:

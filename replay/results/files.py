@@ -115,6 +115,6 @@ def write_poses(path: str | Path, poses: dict) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def check_poses_version(path: str | Path, files: list[str], z) -> None:
+def check_poses_version(path: str | Path, z) -> None:
     """Raises ResultsFormatError unless the opened npz ``z`` is of :data:`FORMAT_VERSION`."""
-    check_version(z["format_version"] if "format_version" in files else None, path)
+    check_version(z["format_version"] if "format_version" in z.files else None, path)
