@@ -23,11 +23,6 @@ NOISE_RMS_MM = 1.0
 NOISE_RMS_DEG = 3.0
 
 
-def return_frames(fps: float) -> int:
-    """``RETURN_S * fps`` frames, rounded, at least 1."""
-    return max(1, int(round(RETURN_S * fps)))
-
-
 def _running_median(x: np.ndarray, k: int) -> np.ndarray:
     """Median over frames ``t - k .. t + k`` of (T, D) ``x`` per component (edge frames repeated)."""
     T = len(x)
@@ -61,7 +56,7 @@ def steps(pos: np.ndarray, quat: np.ndarray, fps: float) -> tuple[np.ndarray, np
 
 def track_jumps(pos: np.ndarray, quat: np.ndarray, fps: float) -> list[dict]:
     """``[{frames: [first, last], mm, deg, kind}]``, ``kind`` ``excursion`` (largest over the run) or ``step``."""
-    mm, deg = excursions(pos, quat, return_frames(fps))
+    mm, deg = excursions(pos, quat, max(1, int(round(RETURN_S * fps))))
     out = []
     for a, b in index_runs(np.flatnonzero((mm > JUMP_MM) | (deg > JUMP_DEG))):
         out.append(
