@@ -193,8 +193,7 @@ def hand_figures(rec: Recording) -> dict:
         out.setdefault("hand_points", "landmarks")
         out["min_landmark_object_mm"] = round(float(d.min()) * 1000, 3)
         out["fingertip_object_mm"] = {n: round(float(d[i]) * 1000, 3) for n, i in zip(TIP_NAMES, TIP_IDS)}
-        if "min_hand_object_mm" not in out:
-            out["min_hand_object_mm"] = out["min_landmark_object_mm"]
+        out.setdefault("min_hand_object_mm", out["min_landmark_object_mm"])
     return out
 
 
