@@ -14,7 +14,7 @@ import trimesh
 from scipy.spatial.transform import Rotation
 
 from replay.checks import load_recording
-from replay.checks.recording_checks import recording_intent
+from replay.checks.intent import recording_intent
 from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.errors import DataError

@@ -4,6 +4,7 @@ most specific first (:data:`SPECIFICITY`)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 CAUSES = {
     "units": "a length or mass in another unit (millimetres for metres, ...)",
@@ -97,15 +98,8 @@ def most_specific_first(causes) -> list[str]:
 def count_causes(input_flags: list[dict], failed: dict) -> dict:
     """``{"refused": {cause: n}, "flagged": {cause: n}}`` of the study's ``failed`` lines and its rollouts'
     ``input_flags`` (a recording counted once per cause)."""
-    refused: dict[str, int] = {}
-    for line in failed.values():
-        c = refusal_cause(line)
-        if c is not None:
-            refused[c] = refused.get(c, 0) + 1
-    flagged: dict[str, int] = {}
-    for flags in input_flags:
-        for c in flag_causes(flags or {}):
-            flagged[c] = flagged.get(c, 0) + 1
+    refused = Counter(c for line in failed.values() if (c := refusal_cause(line)) is not None)
+    flagged = Counter(c for flags in input_flags for c in flag_causes(flags or {}))
     order = most_specific_first([*refused, *flagged])
     return {
         "refused": {c: refused[c] for c in order if c in refused},

@@ -7,7 +7,8 @@ import itertools
 
 import numpy as np
 
-from replay.checks.frames import approach_window
+from replay.checks.frames import approach_window, index_runs
+from replay.checks.hand_points import CHAINS
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -15,14 +16,6 @@ from replay.errors import DataError
 ORDER_MARGIN = 0.05
 #: mm: a pair's summed bone misfit to its own medians below this is never called a swap
 SWAP_MIN_MM = 3.0
-#: per finger, (first, second, third, fourth) landmark ids from the wrist outward (tip left out)
-CHAINS = {
-    "thumb": (0, 1, 2, 3),
-    "index": (0, 5, 6, 7),
-    "middle": (0, 9, 10, 11),
-    "ring": (0, 13, 14, 15),
-    "pinky": (0, 17, 18, 19),
-}
 MCP = {"index": 5, "middle": 9, "ring": 13, "pinky": 17}
 
 
@@ -72,13 +65,7 @@ def swapped_frames(L: np.ndarray) -> tuple[np.ndarray, dict]:
 
 def _runs(idx: np.ndarray) -> str:
     """``"400-460, 900"``: frame runs of sorted indices."""
-    out, start = [], None
-    for i, k in enumerate(idx):
-        if start is None:
-            start = k
-        if i + 1 == len(idx) or idx[i + 1] != k + 1:
-            out.append(f"{start}-{k}" if k != start else f"{k}")
-            start = None
+    out = [f"{a}-{b}" if b != a else f"{a}" for a, b in index_runs(idx)]
     return ", ".join(out[:6]) + (f" (+{len(out) - 6} more)" if len(out) > 6 else "")
 
 

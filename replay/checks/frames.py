@@ -41,26 +41,16 @@ def untracked_frames(rec: Recording) -> dict[str, np.ndarray]:
     else:
         collapsed = none.copy()
     flat = pts.reshape(T, -1)
-    if rec.mano is not None and name != "landmarks":  # MANO data: the parameters themselves
-        parts = [np.asarray(rec.mano.finger_pose, float).reshape(T, -1)]
-        for a in (rec.mano.global_orient, rec.mano.trans):
-            if a is not None:
-                parts.append(np.asarray(a, float).reshape(T, -1))
-        flat = np.concatenate([flat, *parts], axis=1)
+    zero_params = none.copy()
+    if rec.mano is not None:
+        arrs = [a for a in (rec.mano.global_orient, rec.mano.trans) if a is not None]
+        P = np.concatenate([np.asarray(a, float).reshape(T, -1) for a in (rec.mano.finger_pose, *arrs)], axis=1)
+        if name != "landmarks":  # MANO data: the parameters themselves
+            flat = np.concatenate([flat, P], axis=1)
+        if arrs:  # MANO parameters stored as zeros (the hand is then posed from them)
+            zero_params = np.all(P == 0.0, axis=1)
     repeated = np.zeros(T, bool)
     repeated[1:] = finite[1:] & np.all(flat[1:] == flat[:-1], axis=1)
-    zero_params = none.copy()
-    if rec.mano is not None:  # MANO parameters stored as zeros (the hand is then posed from them)
-        arrs = [a for a in (rec.mano.global_orient, rec.mano.trans) if a is not None]
-        if arrs:
-            P = np.concatenate(
-                [
-                    np.asarray(rec.mano.finger_pose, float).reshape(T, -1),
-                    *[np.asarray(a, float).reshape(T, -1) for a in arrs],
-                ],
-                axis=1,
-            )
-            zero_params = np.all(P == 0.0, axis=1)
     return {
         "at_origin": at_origin,
         "collapsed": collapsed,
@@ -85,6 +75,11 @@ def approach_window(rec: Recording) -> tuple[int, int]:
     g = int(rec.grasp_frame)
     s = int(np.searchsorted(rec.time, rec.time[g] - CHECK_WINDOW_S))
     return s, g
+
+
+def index_runs(idx: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive runs ``[(first, last)]`` of sorted indices."""
+    return [(int(r[0]), int(r[-1])) for r in np.split(idx, np.flatnonzero(np.diff(idx) != 1) + 1) if r.size]
 
 
 def check_timing(rec: Recording) -> dict:

@@ -8,6 +8,14 @@ from replay.data.types import Recording
 
 #: manopth landmark ids of the palm's rigid points (wrist, thumb CMC, index MCP, pinky MCP).
 WRIST, THUMB_CMC, INDEX_MCP, PINKY_MCP = 0, 1, 5, 17
+#: per finger (manopth order), (first, second, third, fourth) landmark ids from the wrist outward (tip left out)
+CHAINS = {
+    "thumb": (0, 1, 2, 3),
+    "index": (0, 5, 6, 7),
+    "middle": (0, 9, 10, 11),
+    "ring": (0, 13, 14, 15),
+    "pinky": (0, 17, 18, 19),
+}
 
 
 def hand_points(rec: Recording) -> tuple[np.ndarray | None, str]:

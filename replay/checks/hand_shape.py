@@ -5,27 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from replay.checks.hand_points import CHAINS
 from replay.data.types import LANDMARK_NAMES, Recording
 from replay.errors import DataError
 
 #: (parent, child) landmark ids of the joint-to-joint bones (manopth order; GRAB's tips slide on the pads: left out)
-BONES = (
-    (0, 1),
-    (1, 2),
-    (2, 3),
-    (0, 5),
-    (5, 6),
-    (6, 7),
-    (0, 9),
-    (9, 10),
-    (10, 11),
-    (0, 13),
-    (13, 14),
-    (14, 15),
-    (0, 17),
-    (17, 18),
-    (18, 19),
-)
+BONES = tuple(bone for c in CHAINS.values() for bone in zip(c, c[1:]))
 #: percent spread flagged (a bone 5 % longer puts a fingertip ~2 mm off) and refused
 SHAPE_SPREAD_FLAG_PCT = 5.0
 SHAPE_SPREAD_REFUSE_PCT = 25.0

@@ -30,10 +30,10 @@ MAX_BRIDGED_S = 0.05
 TIMESTAMP_GAP = 1.5
 
 
-def _projector(t: np.ndarray) -> np.ndarray:
-    """(n, n): the residual of a least-squares quadratic in ``t``."""
+def _residual(t: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """(K,): squared residual of a least-squares quadratic in ``t`` (n,) fitted to each window of ``W`` (K, D, n)."""
     A = np.vander(t, 3)
-    return np.eye(len(t)) - A @ np.linalg.pinv(A)
+    return (np.einsum("ij,ndj->ndi", np.eye(len(t)) - A @ np.linalg.pinv(A), W) ** 2).sum(axis=(1, 2))
 
 
 def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
@@ -47,13 +47,11 @@ def gap_ratios(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
     t0 = np.arange(2 * w) - w + 0.5
     W = sliding_window_view(np.asarray(X, float), 2 * w, axis=0)  # (T-2w+1, D, 2w): window k holds frames k..k+2w-1
     good = sliding_window_view(np.asarray(ok, bool), 2 * w).all(axis=1)
-    s0 = np.einsum("ij,ndj->ndi", _projector(t0), W)
-    s0 = (s0**2).sum(axis=(1, 2))
+    s0 = _residual(t0, W)
     for m in range(1, MAX_RUN + 1):
         t1 = t0.copy()
         t1[w:] += m
-        s1 = np.einsum("ij,ndj->ndi", _projector(t1), W)
-        s1 = (s1**2).sum(axis=(1, 2))
+        s1 = _residual(t1, W)
         r = np.where(good, s0 / np.maximum(s1, 1e-30), np.nan)
         out[w - 1 : w - 1 + len(r), m - 1] = r  # window k tests the step between frames k+w-1 and k+w
     return out

@@ -193,8 +193,7 @@ def hand_figures(rec: Recording) -> dict:
         out.setdefault("hand_points", "landmarks")
         out["min_landmark_object_mm"] = round(float(d.min()) * 1000, 3)
         out["fingertip_object_mm"] = {n: round(float(d[i]) * 1000, 3) for n, i in zip(TIP_NAMES, TIP_IDS)}
-        if "min_hand_object_mm" not in out:
-            out["min_hand_object_mm"] = out["min_landmark_object_mm"]
+        out.setdefault("min_hand_object_mm", out["min_landmark_object_mm"])
     return out
 
 
@@ -289,7 +288,7 @@ def summarize(results: list[dict]) -> dict:
         return {"median": round(float(np.median(vals)), 3), "max": round(float(np.max(vals)), 3)} if vals else None
 
     rest = [o["rest_gap_collision_mm"] for r in results for o in r["objects"] if o["target"]]
-    hand = [r["hand"].get("min_hand_object_mm") for r in results if r["hand"].get("min_hand_object_mm") is not None]
+    hand = [r["hand"].get("min_hand_object_mm") for r in results]
     return {
         "recordings": len(results),
         "objects": len(objs),
@@ -301,23 +300,11 @@ def summarize(results: list[dict]) -> dict:
         "objects_p90_gap_above_5mm": sorted(n for n, o in objs.items() if o["hull_gap_mm"]["p90"] > 5),
         "density_flagged": sorted(n for n, o in objs.items() if o["density_flag"]),
         "effective_density_kg_m3": {n: o["effective_density_kg_m3"] for n, o in sorted(objs.items())},
-        "rest_gap_target_mm": {
-            "median": round(float(np.median(rest)), 3),
-            "min": round(float(np.min(rest)), 3),
-            "max": round(float(np.max(rest)), 3),
-        }
-        if rest
-        else None,
+        "rest_gap_target_mm": _spread(rest),
         "not_at_rest_before_lift": [
             r["sequence"] for r in results for o in r["objects"] if o["target"] and o.get("at_rest_before") is False
         ],
-        "min_hand_object_mm_at_grasp": {
-            "median": round(float(np.median(hand)), 3),
-            "min": round(float(np.min(hand)), 3),
-            "max": round(float(np.max(hand)), 3),
-        }
-        if hand
-        else None,
+        "min_hand_object_mm_at_grasp": _spread(hand),
         "flags": [f for r in results for f in r["flags"]],
         "input_flags": {r["sequence"]: r["input_flags"] for r in results if r.get("input_flags")},
         "hand_inside_object_mm": _spread(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from replay.checks.frames import approach_window
+from replay.checks.frames import approach_window, index_runs
 from replay.checks.geometry import ConvexParts, collision_parts, to_object_frame, to_world
 from replay.checks.hand_points import hand_points
 from replay.checks.object_rest import REST_GAP_FLAG_M, REST_GAP_REFUSE_M
@@ -30,11 +30,7 @@ UNIT_RATIOS = {10.0: "centimetres for millimetres", 25.4: "inches for millimetre
 
 def scaled_distance(parts: ConvexParts, pts: np.ndarray, s: float) -> np.ndarray:
     """(N,) m hull-plane distance (> 0 outside) of object-frame ``pts`` (N, 3) to the parts scaled by ``s``."""
-    out = np.full(len(pts), np.inf)
-    for eq in parts.equations:
-        d = (pts @ eq[:, :3].T + s * eq[:, 3]).max(axis=1)
-        out = np.minimum(out, d)
-    return out
+    return np.min([(pts @ eq[:, :3].T + s * eq[:, 3]).max(axis=1) for eq in parts.equations], axis=0)
 
 
 def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] | None:
@@ -52,11 +48,10 @@ def grip_scales(rec: Recording, parts: ConvexParts) -> tuple[float, float, int] 
     ok = (inner >= -GRIP_DEPTH_M) & (inner <= GRIP_GAP_M)
     if not ok.any():
         return float("nan"), float("nan"), f
-    idx = np.flatnonzero(ok)
-    runs = np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1)  # contiguous scale ranges
     one = int(np.argmin(np.abs(np.log(SCALES))))
-    run = min(runs, key=lambda r: 0 if r[0] <= one <= r[-1] else min(abs(r[0] - one), abs(r[-1] - one)))
-    return float(SCALES[run[0]]), float(SCALES[run[-1]]), f
+    runs = index_runs(np.flatnonzero(ok))  # contiguous scale ranges
+    a, b = min(runs, key=lambda r: 0 if r[0] <= one <= r[1] else min(abs(r[0] - one), abs(r[1] - one)))
+    return float(SCALES[a]), float(SCALES[b]), f
 
 
 def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
@@ -76,20 +71,16 @@ def rest_scale(rec: Recording, parts: ConvexParts) -> dict:
 
 def _verdict(grip, rest) -> float | None:
     """The scale the recording implies when it refutes the model (docs/input-checks.md), else None."""
-    lo, hi = grip[0], grip[1]
+    lo, hi, rs = grip[0], grip[1], rest["scale"]
     if not np.isfinite(lo):
         return None
     if lo <= 1.0 <= hi:  # the grip cannot tell; the rest alone, where the grip holds its scale too
-        rs = rest["scale"]
         ok = rs is not None and SCALES[0] <= rs <= SCALES[-1] and lo <= rs <= hi
         far = abs(rest["gap_mm"]) > REST_GAP_REFUSE_M * 1000 and abs(np.log(rs or 1.0)) > np.log(REST_ONLY_FACTOR)
         return rs if ok and far else None
-    rs = rest["scale"]
     step = SCALES[1] / SCALES[0]
-    if abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000 and rs is not None:
-        return rs if lo / step <= rs <= hi * step else None
-    if abs(rest["gap_mm"]) <= REST_GAP_FLAG_M * 1000 and rs is not None:
-        return None  # the model rests as recorded: a hand off it is the hand's fault
+    if rs is not None:  # resting as recorded (no gap), a hand off the model is the hand's fault
+        return rs if abs(rest["gap_mm"]) > REST_GAP_FLAG_M * 1000 and lo / step <= rs <= hi * step else None
     if hi < 1 / GRIP_ONLY_FACTOR:
         return hi
     if lo > GRIP_ONLY_FACTOR:

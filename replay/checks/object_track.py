@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from replay.checks.frames import MAX_HAND_SPEED_M_S, approach_window
+from replay.checks.frames import MAX_HAND_SPEED_M_S, approach_window, index_runs
 from replay.data.types import Recording
 from replay.errors import DataError
 
@@ -21,11 +21,6 @@ STEP_ANG_SPEED_MAX_DEG_S = 5000.0
 #: RMS of the one-frame excursion over the approach, mm / deg
 NOISE_RMS_MM = 1.0
 NOISE_RMS_DEG = 3.0
-
-
-def return_frames(fps: float) -> int:
-    """``RETURN_S * fps`` frames, rounded, at least 1."""
-    return max(1, int(round(RETURN_S * fps)))
 
 
 def _running_median(x: np.ndarray, k: int) -> np.ndarray:
@@ -59,22 +54,11 @@ def steps(pos: np.ndarray, quat: np.ndarray, fps: float) -> tuple[np.ndarray, np
     )
 
 
-def _runs(frames: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive runs ``[(first, last)]`` of sorted frame indices."""
-    out: list[list[int]] = []
-    for f in map(int, frames):
-        if out and f == out[-1][1] + 1:
-            out[-1][1] = f
-        else:
-            out.append([f, f])
-    return [(a, b) for a, b in out]
-
-
 def track_jumps(pos: np.ndarray, quat: np.ndarray, fps: float) -> list[dict]:
     """``[{frames: [first, last], mm, deg, kind}]``, ``kind`` ``excursion`` (largest over the run) or ``step``."""
-    mm, deg = excursions(pos, quat, return_frames(fps))
+    mm, deg = excursions(pos, quat, max(1, int(round(RETURN_S * fps))))
     out = []
-    for a, b in _runs(np.flatnonzero((mm > JUMP_MM) | (deg > JUMP_DEG))):
+    for a, b in index_runs(np.flatnonzero((mm > JUMP_MM) | (deg > JUMP_DEG))):
         out.append(
             {
                 "frames": [a, b],

@@ -28,10 +28,6 @@ def hand_depths(rec: Recording, parts: ConvexParts, frames: np.ndarray) -> np.nd
     return d.reshape(len(d), len(frames), -1).transpose(1, 0, 2)
 
 
-def _point_name(field: str, k: int) -> str:
-    return LANDMARK_NAMES[k] if field == "landmarks" else f"{field}[{k}]"
-
-
 def check_penetration(rec: Recording) -> tuple[dict, dict]:
     """(flag ``penetration``, figures ``max_mm``, ``frame``, ``point``, ``at_onset_mm``); empty without hand points.
     Raises DataError naming the hand points' field: deeper than :data:`PENETRATION_REFUSE_M` or
@@ -44,7 +40,8 @@ def check_penetration(rec: Recording) -> tuple[dict, dict]:
     parts = collision_parts(rec.target_object.asset)
     D = hand_depths(rec, parts, frames)
     i, p, k = np.unravel_index(int(np.argmax(D)), D.shape)
-    deepest, f, name = float(D[i, p, k]), int(frames[i]), _point_name(field, int(k))
+    deepest, f = float(D[i, p, k]), int(frames[i])
+    name = LANDMARK_NAMES[int(k)] if field == "landmarks" else f"{field}[{int(k)}]"
     onset = float(D[-1].max())
     # refused: past the refusal depth, or (a part too thin for it) into the core of a part
     limit = np.minimum(PENETRATION_REFUSE_M, PENETRATION_CORE_FRAC * parts.core_depths())[None, :, None]

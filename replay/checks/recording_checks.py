@@ -9,24 +9,15 @@ import dataclasses
 from replay.checks.causes import CAUSES, flag_cause, most_specific_first
 from replay.checks.convexity import check_convex_parts
 from replay.checks.finger_swap import check_finger_swap
-from replay.checks.frames import (
-    check_timing,
-    mark_untracked,
-    untracked_frames,
-)
-from replay.checks.hand import (
-    check_handedness,
-)
+from replay.checks.frames import check_timing, mark_untracked, untracked_frames
+from replay.checks.hand import check_handedness
 from replay.checks.hand_scale import check_hand_scale
 from replay.checks.hand_shape import check_hand_shape
 from replay.checks.intent import INTENT_LIFT, INTENT_UNKNOWN, name_flags, recording_intent
 from replay.checks.missing_frames import check_missing_frames
 from replay.checks.object_mass import check_object_mass
 from replay.checks.object_model import check_object_model
-from replay.checks.object_placement import (
-    check_object,
-    check_object_units,
-)
+from replay.checks.object_placement import check_object, check_object_units
 from replay.checks.object_rest import check_object_rest
 from replay.checks.object_track import check_object_track
 from replay.checks.penetration import check_penetration
@@ -46,18 +37,6 @@ PHYSICAL_CHECKS = (
 #: checks that frames missing, or a wrong model or stream offset, make fire (named as consequences)
 TIMING_CONSEQUENCES = (check_time_base, check_timing)
 PLACEMENT_CONSEQUENCES = (check_object, check_object_rest, check_penetration)
-
-__all__ = [
-    "check_timing",
-    "mark_untracked",
-    "untracked_frames",
-    "check_handedness",
-    "INTENT_UNKNOWN",
-    "recording_intent",
-    "check_object",
-    "check_recording",
-    "PHYSICAL_CHECKS",
-]
 
 
 def check_recording(rec: Recording) -> Recording:

@@ -29,11 +29,6 @@ OFFSET_REFUSE_S = 0.1
 PALM = (0, 5, 9, 13, 17)
 
 
-def _palm(pts: np.ndarray) -> np.ndarray:
-    """(T, P, 3) palm points of the hand points (landmarks: :data:`PALM`; else every 50th point)."""
-    return pts[:, list(PALM)] if pts.shape[1] == 21 else pts[:, ::50]
-
-
 def offset_spreads(rec: Recording, lags: np.ndarray) -> tuple[np.ndarray, float]:
     """Per lag (frames), the spread (mm: std over the carry window, mean over palm points) of the object-to-palm
     distances with the hand ``lag`` frames earlier (NaN where it leaves the take); and the object's travel (m)."""
@@ -42,7 +37,7 @@ def offset_spreads(rec: Recording, lags: np.ndarray) -> tuple[np.ndarray, float]
     T, g = len(o), int(rec.grasp_frame)
     t = np.arange(g, min(T, g + int(round(CARRY_S * rec.fps)) + 1))
     valid = np.asarray(rec.valid, bool)
-    palm = _palm(pts)
+    palm = pts[:, list(PALM)] if pts.shape[1] == 21 else pts[:, ::50]  # landmarks: PALM; else every 50th point
     out = np.full(len(lags), np.nan)
     for n, k in enumerate(lags):  # the object's own carry window, paired with the hand k frames earlier
         tt = t[(t - k >= 0) & (t - k < T)]

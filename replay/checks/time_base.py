@@ -39,18 +39,23 @@ def with_fps(rec: Recording, fps: float, source: str = "user") -> Recording:
         raise DataError(
             rec.source, "fps", f"must be a positive frame rate in Hz, got {fps} ({source})", cause="frame_rate"
         )
-    if fps > MAX_PLAUSIBLE_FPS_HZ:
-        raise DataError(
-            rec.source,
-            "fps",
-            f"implausible frame rate {fps:g} Hz ({source}): a hand recording is read "
-            f"at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz",
-            cause="frame_rate",
-        )
+    _check_rate(rec, fps, source)
     t = np.asarray(rec.time, float)
     time = (t - t[0]) * (float(rec.fps) / fps)
     meta = dict(rec.meta, fps_source=f"{source}: {fps:g} Hz (the reader's own {float(rec.fps):g} Hz replaced)")
     return dataclasses.replace(rec, fps=fps, time=time, meta=meta)
+
+
+def _check_rate(rec: Recording, fps: float, source: str) -> None:
+    """DataError (field ``fps``) unless 0 < ``fps`` <= ``MAX_PLAUSIBLE_FPS_HZ``."""
+    if not 0 < fps <= MAX_PLAUSIBLE_FPS_HZ:
+        raise DataError(
+            rec.source,
+            "fps",
+            f"implausible frame rate {fps:g} Hz ({source}): a hand recording is read at up to "
+            f"{MAX_PLAUSIBLE_FPS_HZ:g} Hz",
+            cause="frame_rate",
+        )
 
 
 def nearest_rate(fps: float) -> str:
@@ -108,14 +113,7 @@ def check_time_base(rec: Recording, hold: int = 0) -> tuple[dict, dict]:
     Raises DataError (field ``fps``): a rate over ``MAX_PLAUSIBLE_FPS_HZ`` or a factor over :data:`FACTOR_REFUSE`,
     naming the rate the motion looks like and ``--fps``."""
     src = str(rec.meta.get("fps_source", "unknown"))
-    if not 0 < float(rec.fps) <= MAX_PLAUSIBLE_FPS_HZ:  # before "too few frames": 1e9 Hz is a wrong number
-        raise DataError(
-            rec.source,
-            "fps",
-            f"implausible frame rate {float(rec.fps):g} Hz ({src}): a hand recording "
-            f"is read at up to {MAX_PLAUSIBLE_FPS_HZ:g} Hz",
-            cause="frame_rate",
-        )
+    _check_rate(rec, float(rec.fps), src)  # before "too few frames": 1e9 Hz is a wrong number
     figs = {"fps": float(rec.fps), "fps_source": src}
     flags: dict = {}
     if hold > 1:

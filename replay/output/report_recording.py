@@ -48,7 +48,7 @@ def _load_poses(path: Path) -> dict | None:
     if not path.is_file():
         return None
     with np.load(path, allow_pickle=False) as z:
-        check_poses_version(path, z.files, z)
+        check_poses_version(path, z)
         return {k: np.asarray(z[k]) for k in z.files}
 
 

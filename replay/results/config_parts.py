@@ -3,16 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from replay.errors import DataError
+from replay.results.rollout_parts import described
 
 
 def setting(default, unit: str, source: str):
-    """A config field with ``unit`` and ``source`` metadata; a class as ``default`` makes a fresh one per config."""
-    if isinstance(default, type):
-        return field(default_factory=default, metadata={"unit": unit, "source": source})
-    return field(default=default, metadata={"unit": unit, "source": source})
+    """A config field with ``unit`` and ``source`` metadata (:func:`~replay.results.rollout_parts.described`)."""
+    return described(unit, source, default, key="source")
 
 
 _f = setting

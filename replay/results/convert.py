@@ -28,12 +28,12 @@ class ResultsFormatError(DataError):
     """A result file of another (or no) format version, or without a required field."""
 
 
-def check_version(version, source: str | Path | None, fld: str = "format_version") -> int:
+def check_version(version, source: str | Path | None) -> int:
     """The file's version; ResultsFormatError unless in :data:`READABLE_VERSIONS`."""
     if version is None:
         raise ResultsFormatError(
             source,
-            fld,
+            "format_version",
             "missing: written by an older grasp-replay; re-run the study "
             "(scripts/run_study.py, without --resume) to rewrite it",
         )
@@ -44,7 +44,7 @@ def check_version(version, source: str | Path | None, fld: str = "format_version
     if v not in READABLE_VERSIONS:
         raise ResultsFormatError(
             source,
-            fld,
+            "format_version",
             f"{version!r} is not a version this grasp-replay reads "
             f"({', '.join(map(str, READABLE_VERSIONS))}); re-run the study or use "
             "the matching release",

@@ -29,19 +29,20 @@ def json_default(o):
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
+def finite(x):
+    """``x`` with every non-finite float as None, at any depth (JSON has no NaN)."""
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite(v) for v in x]
+    return x
+
+
 def dumps(obj) -> str:
     """JSON text (NaN and inf written as null)."""
-
-    def clean(x):
-        if isinstance(x, float) and not np.isfinite(x):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-
-    return json.dumps(clean(json.loads(json.dumps(obj, default=json_default))), indent=1)
+    return json.dumps(finite(json.loads(json.dumps(obj, default=json_default))), indent=1)
 
 
 def _read_json(path: Path) -> dict:
@@ -115,6 +116,6 @@ def write_poses(path: str | Path, poses: dict) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-def check_poses_version(path: str | Path, files: list[str], z) -> None:
+def check_poses_version(path: str | Path, z) -> None:
     """Raises ResultsFormatError unless the opened npz ``z`` is of :data:`FORMAT_VERSION`."""
-    check_version(z["format_version"] if "format_version" in files else None, path)
+    check_version(z["format_version"] if "format_version" in z.files else None, path)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from replay.results.json_record import JsonRecord
+
 
 @dataclass(frozen=True)
-class Judge:
+class Judge(JsonRecord):
     """A named physics (:data:`replay.results.physics_table.NAMES`) and a condition
     (:data:`replay.study.verdict_conditions.CONDITIONS`), with why they judge."""
 

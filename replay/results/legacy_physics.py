@@ -21,6 +21,7 @@ def _unset(conv):
     return lambda v: DROP if v is None else conv(v)
 
 
+_SUPPORT = physics_table.PHYSICS["replay"]["support_contact"].value
 #: config field -> (physics choice, the field's value as the choice's, or :data:`DROP`)
 LEGACY_PHYSICS_FIELDS = {
     "integrator": ("integrator", lambda v: v),
@@ -37,7 +38,7 @@ LEGACY_PHYSICS_FIELDS = {
     "pad_compression_mm": ("pad_compression", _unset(float)),
     "support_friction": (
         "support_contact",
-        lambda v: {**_shared("support_contact"), "friction": [float(v), *_shared("support_contact")["friction"][1:]]},
+        lambda v: {**_SUPPORT, "friction": [float(v), *_SUPPORT["friction"][1:]]},
     ),
 }
 #: config fields read together as one choice's dict value: choice -> {field: key}
@@ -46,6 +47,8 @@ LEGACY_PHYSICS_GROUPS = {
     "finger_flutter_bound": {"flutter_safety": "safety", "flutter_discrete_factor": "discrete_factor"},
     "finger_effort_limit": {"effort_limit": "lift", "oracle_effort_limit": "hug-oracle"},
 }
+#: every legacy physics field (``finger_damping``: refused)
+_LEGACY_KEYS = {*LEGACY_PHYSICS_FIELDS, *(f for g in LEGACY_PHYSICS_GROUPS.values() for f in g), "finger_damping"}
 #: a group whose only field set is this one departs by its value alone (a single limit, as ``--effort`` writes it)
 LEGACY_SINGLE = {"finger_effort_limit": "effort_limit"}
 
@@ -97,21 +100,13 @@ def legacy_engine(data: dict, source: str | Path | None = None) -> dict:
     return data
 
 
-def _shared(name: str):
-    return next(c.value for c in physics_table.SHARED if c.name == name)
-
-
-def _legacy_keys() -> set:
-    return set(LEGACY_PHYSICS_FIELDS) | {f for g in LEGACY_PHYSICS_GROUPS.values() for f in g} | {"finger_damping"}
-
-
 def legacy_physics_overrides(data: dict, source: str | Path | None = None) -> dict:
     """``data`` with legacy physics fields as ``physics_overrides`` entries where they depart from the named physics'
     table (an existing override wins; under ``calibrated`` every set value kept). DataError: a numeric
     ``finger_damping``, or a value no choice takes."""
     if "effort_profile" in data:
         data = _before_54(data, source)
-    if not (set(data) & _legacy_keys()):
+    if not (set(data) & _LEGACY_KEYS):
         return data
     data = dict(data)
     data.setdefault("physics", "replay")  # a file of legacy fields ran under the replay table, not today's default

@@ -517,13 +517,8 @@ def check_value(name: str, value) -> object:
     or a value it does not take."""
     if name not in CHOICES:
         raise DataError(None, "config.physics_overrides", f"unknown physics choice {name!r}; known: {sorted(CHOICES)}")
-    if name == "impratio":
-        if not float(value) > 0:
-            raise DataError(None, "config.physics_overrides.impratio", f"must be > 0, got {value!r}")
-        return float(value)
     if name in CONFIG_SET:
-        fixed = next(c.value for c in SHARED if c.name == name)
-        if value != fixed:
+        if value != PHYSICS["replay"][name].value:
             raise DataError(
                 None, f"config.physics_overrides.{name}", f"not a physics override: set by {CONFIG_SET[name][1]}"
             )
@@ -532,7 +527,9 @@ def check_value(name: str, value) -> object:
         if not float(value) >= 0:
             raise DataError(None, f"config.physics_overrides.{name}", f"must be >= 0, got {value!r}")
         return float(value)
-    if name in ("object_density_scale", "wrist_gain_scale") or (name == "hand_object_friction" and value is not None):
+    if name in ("impratio", "object_density_scale", "wrist_gain_scale") or (
+        name == "hand_object_friction" and value is not None
+    ):
         if not float(value) > 0:
             raise DataError(None, f"config.physics_overrides.{name}", f"must be > 0, got {value!r}")
         return float(value)

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
-def described(unit: str, doc: str, default: Any = None):
-    """A results field with ``unit`` and ``doc`` metadata; a class as ``default`` makes a fresh one per record."""
+def described(unit: str, doc: str, default: Any = None, *, key: str = "doc"):
+    """A field with ``unit`` and ``doc`` (under ``key``) metadata; a class as ``default`` makes a fresh one each."""
     if isinstance(default, type):
-        return field(default_factory=default, metadata={"unit": unit, "doc": doc})
-    return field(default=default, metadata={"unit": unit, "doc": doc})
+        return field(default_factory=default, metadata={"unit": unit, key: doc})
+    return field(default=default, metadata={"unit": unit, key: doc})
 
 
 _f = described

@@ -10,11 +10,11 @@ jobs and a torn last line)::
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 
 from replay.results.convert import ResultsFormatError
+from replay.results.files import finite
 
 RECORDS_SUFFIX = ".records.jsonl"
 
@@ -26,20 +26,11 @@ def records_path(study_path: str | Path) -> Path:
 
 def append_record(path: str | Path, lines: list[dict]) -> None:
     """Append ``lines`` in one fsync'd write (NaN and inf as null); OSError if it cannot be written."""
-    text = "".join(json.dumps(_finite(ln), separators=(",", ":"), default=str) + "\n" for ln in lines)
+    text = "".join(json.dumps(finite(ln), separators=(",", ":"), default=str) + "\n" for ln in lines)
     with open(path, "a", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
-
-
-def _finite(x):
-    """``x`` with every non-finite float as None (JSON has no NaN)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    return x
 
 
 def read_records(path: str | Path) -> list[dict]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from replay.results.json_record import JsonRecord, read_as
+from replay.results.judge import Judge
 
 
 @dataclass(frozen=True)
@@ -39,19 +40,10 @@ class Sampling(JsonRecord):
 
 
 @dataclass(frozen=True)
-class JudgeDefault(JsonRecord):
-    """The default judge as a study recorded it (:data:`replay.results.judge.DEFAULT_JUDGE`)."""
-
-    physics: str | None = None
-    condition: str | None = None
-    source: str | None = None
-
-
-@dataclass(frozen=True)
 class StudyJudge(JsonRecord):
     physics: str | None = None
     condition: str | None = None
-    default: JudgeDefault = read_as(JudgeDefault.from_dict, factory=JudgeDefault)
+    default: Judge = read_as(Judge.from_dict, factory=lambda: Judge.from_dict(None))  # as the study recorded it
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def load_source(study_path: str | Path, sequence: str, rollout: str = "contact")
     if not doc.get("poses") or not poses_path.is_file():
         raise DataError(jpath, "poses", f"saved poses {poses_path} not found")
     with np.load(poses_path, allow_pickle=False) as z:
-        check_poses_version(poses_path, list(z.files), z)
+        check_poses_version(poses_path, z)
         poses = {k: z[k] for k in z.files}
     try:
         cfg = ReplayConfig.from_dict(study["config"])

@@ -44,7 +44,7 @@ def load_poses_npz(path: str | Path, truncate_nonfinite: bool = False) -> tuple[
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
         raise DataError(path, None, f"cannot read saved poses: {exc}") from None
     with z:
-        check_poses_version(path, z.files, z)
+        check_poses_version(path, z)
         need = ("time", "body_names", "body_pos", "body_quat", "contact_count", "phase")
         for k in need:
             if k not in z.files:
