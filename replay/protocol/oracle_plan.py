@@ -145,8 +145,7 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     height, lift_s, hold_s = _lift_settings(cfg)
     if cfg.oracle.start == START_RECORDED:
         lift_cfg = cfg.replace(lift={"lift_height": height, "lift_s": lift_s, "hold_s": hold_s, "shake_s": 0.0})
-        plan = plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)
-        return plan
+        return plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)
     g = int(rec.grasp_frame)
     if not rec.valid[g]:
         raise DataError(rec.source, "valid", f"the grasp frame {g} is not tracked")

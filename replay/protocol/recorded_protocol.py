@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.spatial.transform import Rotation, Slerp
+from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import DataError
 from replay.kinematics.coords_interp import interp_coords
+from replay.protocol.pad_depth_table import object_pose_at
 from replay.protocol.plan import (
     PHASE_APPROACH,
     PHASE_RECORDED,
@@ -75,15 +76,6 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
     )
 
 
-def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Recorded target-object pose at ``times`` (s): ((F, 3) m world, linear; (F, 4) xyzw, slerped)."""
-    obj = rec.target_object
-    t = np.clip(np.asarray(times, float), rec.time[0], rec.time[-1])
-    pos = np.stack([np.interp(t, rec.time, obj.pos[:, i]) for i in range(3)], axis=1)
-    quat = Slerp(rec.time, Rotation.from_quat(obj.quat))(t).as_quat()
-    return pos, quat
-
-
 def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float = 0.0) -> int | None:
     """First frame of a run of False in ``within`` (F,) lasting ``min_s`` (``times`` (F,) s) or to the end; None."""
     w = np.asarray(within, bool)
@@ -105,7 +97,7 @@ def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float
 def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(pos_err (F,) mm, rot_err (F,) deg (NaN: not finite), recorded pos (F, 3) m, recorded quat (F, 4) xyzw)``."""
     F = len(poses["body_pos"])
-    rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
+    rpos, rquat = object_pose_at(rec, plan.rec_time[:F])
     spos = np.asarray(poses["body_pos"][:, -1], float)
     squat = np.asarray(poses["body_quat"][:, -1], float)
     pos_err = np.linalg.norm(spos - rpos, axis=1) * 1000.0

@@ -79,27 +79,14 @@ def release_metrics(
     if rest_z is not None and s - 1 < len(object_z) and np.isfinite(object_z[s - 1]):
         need = min(need, 0.5 * max(float(object_z[s - 1]) - float(rest_z), 0.0))
     ran = bool(lifted and (held is None or held) and s < len(phase) and done > s)
-    if not ran:
-        return dict(
-            release_ran=False,
-            release_fall_m=None,
-            release_fall_needed_m=need,
-            stuck_after_release=None,
-            lifted_after_release=bool(lifted),
-        )
-    z = np.asarray(object_z[:done], float)
-    fall = float(z[s - 1] - np.nanmin(z[s:]))
-    if cut and not fall >= need:  # the trace ends before the object could fall: no verdict
-        return dict(
-            release_ran=True,
-            release_fall_m=fall,
-            release_fall_needed_m=need,
-            stuck_after_release=None,
-            lifted_after_release=bool(lifted),
-        )
-    stuck = not fall >= need
+    fall = stuck = None
+    if ran:
+        z = np.asarray(object_z[:done], float)
+        fall = float(z[s - 1] - np.nanmin(z[s:]))
+        if not (cut and not fall >= need):  # cut: the trace ends before the object could fall, no verdict
+            stuck = not fall >= need
     return dict(
-        release_ran=True,
+        release_ran=ran,
         release_fall_m=fall,
         release_fall_needed_m=need,
         stuck_after_release=stuck,

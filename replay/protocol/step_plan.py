@@ -17,9 +17,6 @@ from replay.sim.engine import wrist
 from replay.sim.engine.spans import SpanEnd, write_frame
 from replay.sim.engine.variants import Variant
 
-#: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
-FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
-
 
 def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
     """(F, 16) wrist target rows (:mod:`replay.sim.engine.wrist`) of ``plan``: position m, orientation MuJoCo wxyz,
@@ -89,7 +86,7 @@ class _Walk:
             )
             for _ in batch.worlds
         ]
-        self.tips = batch.fingertip_geoms(FINGERTIP_BODIES)
+        self.tips = batch.fingertip_geoms(MANOSIM_HAND.fingertip_bodies)
         self.rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
         self.fingers = finger_closure.world_finger_targets(plan, batch, self.cfg)  # (N, F, 15, 4)
         hold = np.flatnonzero(plan.phase == PHASE_HOLD)

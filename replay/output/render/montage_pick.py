@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from replay.protocol.diagnosis import display_outcome
+from replay.results.outcomes import words as display_outcome
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Word
 

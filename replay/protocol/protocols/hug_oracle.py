@@ -7,7 +7,6 @@ from __future__ import annotations
 from replay.protocol import oracle_success
 from replay.protocol.oracle_plan import oracle_config, plan_oracle
 from replay.protocol.protocols.base import Protocol, register
-from replay.protocol.protocols.counting import agreement_medians, lift_counts
 from replay.results.protocol_results import OracleResult
 
 
@@ -44,6 +43,3 @@ class HugOracle(Protocol):
             cfg=cfg,
             margin=float(max(got)),
         )
-
-    def counts(self, recs, failed, wall_s):
-        return dict(lift_counts(recs, failed, wall_s), **agreement_medians(recs))

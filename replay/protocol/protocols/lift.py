@@ -9,7 +9,6 @@ from replay.protocol import release
 from replay.protocol.lift_plan import plan_rollout
 from replay.protocol.pad_compression import DEEP_FINGERS, PadPlan
 from replay.protocol.protocols.base import Protocol, register
-from replay.protocol.protocols.counting import lift_counts
 from replay.sim import physics
 
 
@@ -42,6 +41,3 @@ class Lift(Protocol):
             plan.coords = plan.coords.copy()
             plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)
         return plan
-
-    def counts(self, recs, failed, wall_s):
-        return lift_counts(recs, failed, wall_s)
