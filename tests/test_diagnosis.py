@@ -116,7 +116,13 @@ def test_shaken_loose_by_a_violent_shake(window, capsule_rhand):
 
 def test_unstable_on_a_contact_overflow(window, capsule_rhand):
     rec, coords = window
-    m = run_rollouts(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}), variants=[Variant()])[0].metrics
+    m = run_rollouts(
+        rec,
+        coords,
+        capsule_rhand,
+        cfg=ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}),
+        variants=[Variant()],
+    )[0].metrics
     assert m["diagnosis"]["class"] == "unstable" and "overflow" in m["diagnosis"]["figure"]["reason"]
 
 
@@ -150,8 +156,15 @@ def test_grasp_measures_on_constructed_trajectories():
     assert np.allclose(p, [[0, -1, 0]])
     assert diagnosis.friction_budget_kg(np.array([9.81]))[0] == pytest.approx(1.0)
     cfg = ReplayConfig()
-    base = dict(outcome="not_lifted", lifted=False, unstable_reason=None, unstable_frame=None, contacts_force_at_lift=3,
-                contacts_at_lift=3, slip_mm=150.0)
+    base = dict(
+        outcome="not_lifted",
+        lifted=False,
+        unstable_reason=None,
+        unstable_frame=None,
+        contacts_force_at_lift=3,
+        contacts_at_lift=3,
+        slip_mm=150.0,
+    )
     kw = dict(object_mass=1.0, effort_limit=0.4, pushed_mm=0.0, fingertip_distance_mm=0.0, slip_onset_frame=40, cfg=cfg)
     assert diagnosis.diagnose(base, budget_peak_kg=0.6, **kw)["class"] == "too_heavy"
     # contact and budget, the object lost anyway: never rose 10 mm (never gripped) or rose, then fell (slid out)

@@ -45,6 +45,18 @@ class Plan:
     contact_coords: np.ndarray | None = field(default=None, repr=False)
 
 
+def lift_start(phase: np.ndarray) -> int | None:
+    """The frame before the lift's first (rises are measured from it); None without a lift."""
+    lift = np.flatnonzero(np.asarray(phase) == PHASE_LIFT)
+    return int(lift[0]) - 1 if lift.size else None
+
+
+def hold_end(phase: np.ndarray) -> int:
+    """One past the hold's last frame (``len(phase)`` without a hold): the lift is judged before it."""
+    hold = np.flatnonzero(np.asarray(phase) == PHASE_HOLD)
+    return int(hold[-1]) + 1 if hold.size else len(phase)
+
+
 def plan_from_rows(rows: list, phase: list, fdt: float, *, start_frame: int, grasp_frame: int, **kw) -> Plan:
     """A :class:`Plan` from coords rows (67,) and phase codes: wrist velocity, angular velocity (world, rad/s) and
     acceleration by finite differences over ``fdt`` s, zero while settling."""

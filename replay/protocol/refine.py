@@ -16,8 +16,8 @@ from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import UsageError
 from replay.protocol import refine_neighbourhood as nbh
-from replay.protocol.measures import measure_world, object_vertices_world
-from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
+from replay.protocol.measures import measure_world, object_clearance
+from replay.protocol.plan import hold_end, lift_start
 from replay.protocol.refine_settings import RefineSettings
 from replay.protocol.rollout import RolloutResult, Stepping
 from replay.protocol.sampling import run_samples
@@ -195,18 +195,14 @@ def lift_verdict(rec, plan, scene, *, cfg: ReplayConfig, tr, world) -> tuple[boo
     """``(lifted, rise m)`` of one world's trace as ``measure_world`` judges them; rise -inf when unstable."""
     done = tr.done
     stable = tr.bad_frame is None or world.reason is None
-    lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
-    hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
-    judge = min(done, hold_end) - 1
-    if not stable and (tr.bad_frame is None or tr.bad_frame < hold_end):
-        return False, -math.inf
-    if not lift_idx.size:
+    ls, end = lift_start(plan.phase[:done]), hold_end(plan.phase)
+    judge = min(done, end) - 1
+    if ls is None or not stable and (tr.bad_frame is None or tr.bad_frame < end):
         return False, -math.inf
     opos = tr.body_pos[:done, -1].astype(float)
-    rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2]))
-    row = np.concatenate([tr.body_pos[judge, -1], tr.body_quat[judge, -1]]).astype(float)
-    clearance = float(object_vertices_world(row, scene.object_vertices)[:, 2].min() - rec.support_height)
-    lifted = done >= hold_end and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
+    rise = float(opos[judge, 2] - float(opos[ls, 2]))
+    clearance = object_clearance(tr, judge, scene.object_vertices, support_height=rec.support_height)
+    lifted = done >= end and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
     return bool(lifted), rise
 
 

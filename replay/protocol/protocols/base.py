@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from replay.config import PARTS
-from replay.protocol.protocols.counting import lift_counts
 from replay.results.outcomes import LIFTED
 from replay.results.records import ROW_FIELDS, study_row
 from replay.results.rollout_parts import RESULT_TYPES, register_result
@@ -76,9 +75,8 @@ class Protocol:
         return study_row(rec, json_rel)
 
     def counts(self, recs: list, failed: dict, wall_s: float) -> dict:
-        """The study's counts of this protocol's rollout records (``failed``: the study's, per recording); default: the
-        lift-judged counts (:func:`replay.protocol.protocols.counting.lift_counts`)."""
-        return lift_counts(recs, failed, wall_s)
+        """The study's counts of this protocol's rollout records (``failed``: the study's, per recording)."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"<protocol {self.name}>"

@@ -9,6 +9,7 @@ from replay.protocol import release
 from replay.protocol.lift_plan import plan_rollout
 from replay.protocol.pad_compression import DEEP_FINGERS, PadPlan
 from replay.protocol.protocols.base import Protocol, register
+from replay.protocol.protocols.counting import lift_counts
 from replay.sim import physics
 
 
@@ -25,6 +26,7 @@ class Lift(Protocol):
     judged_on_lift = True
     shakes = True
     config_part = "lift"
+    counts = staticmethod(lift_counts)
 
     def plan(self, rec, coords, mjcf, *, cfg):
         """The lift plan, release appended (fingers to the pre-grasp pose), with a ``PadPlan`` where ``pad_compression``
