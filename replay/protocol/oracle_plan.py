@@ -14,11 +14,9 @@ from replay.data.types import Recording
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.quat import quat_slerp
-from replay.protocol.lift_plan import min_jerk, plan_rollout
+from replay.protocol.lift_plan import min_jerk, plan_rollout, rise_rows
 from replay.protocol.plan import (
     PHASE_APPROACH,
-    PHASE_HOLD,
-    PHASE_LIFT,
     PHASE_SETTLE,
     Plan,
     plan_from_rows,
@@ -155,10 +153,7 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     grasp[fs:] = extra_flexion(finger_quats(grasp), math.radians(cfg.oracle.extra_flexion_deg)).reshape(-1)
     start = start_pose(grasp, cfg, rec.hand_side)
     fdt = cfg.frame_dt
-    n = {
-        k: max(1, int(round(v / fdt)))
-        for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle.closure_s), ("lift", lift_s), ("hold", hold_s))
-    }
+    n = {k: max(1, int(round(v / fdt))) for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle.closure_s))}
     rows, phase = [start.copy() for _ in range(n["settle"])], [PHASE_SETTLE] * n["settle"]
     q0, q1 = finger_quats(start), finger_quats(grasp)
     linear = physics.choice_value(cfg, "closure_profile") == "linear"
@@ -169,14 +164,5 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r[fs:] = quat_slerp(q0, q1, s).reshape(-1)
         rows.append(r)
         phase.append(PHASE_APPROACH)
-    for k in range(1, n["lift"] + 1):
-        r = grasp.copy()
-        r[2] += height * float(min_jerk(k / n["lift"]))
-        rows.append(r)
-        phase.append(PHASE_LIFT)
-    for _ in range(n["hold"]):
-        r = grasp.copy()
-        r[2] += height
-        rows.append(r)
-        phase.append(PHASE_HOLD)
-    return plan_from_rows(rows, phase, fdt, start_frame=first, grasp_frame=g)
+    up, up_phase = rise_rows(grasp, height, fdt, lift_s=lift_s, hold_s=hold_s)
+    return plan_from_rows(rows + up, phase + up_phase, fdt, start_frame=first, grasp_frame=g)

@@ -4,15 +4,13 @@ docs/fidelity.md). Quaternions xyzw."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import DataError
-from replay.kinematics.coords_interp import interp_coords
+from replay.protocol.lift_plan import recorded_rows
 from replay.protocol.pad_depth_table import object_pose_at
 from replay.protocol.plan import (
     PHASE_APPROACH,
@@ -58,21 +56,16 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
     g = int(rec.grasp_frame)
     t_g = float(rec.time[g])
     times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s)
-    fdt = cfg.frame_dt
-    n_settle = max(1, int(round(cfg.settle_s / fdt)))
-    n_run = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
-    rows, phase, rt = [], [], []
-    for _ in range(n_settle):
-        rows.append(cc[0])
-        phase.append(PHASE_SETTLE)
-        rt.append(times[0])
-    for k in range(1, n_run + 1):
-        t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
-        rows.append(interp_coords(cc, times, t))
-        phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
-        rt.append(t)
+    rows, rt, n_settle = recorded_rows(cc, times, cfg)
+    phase = [PHASE_SETTLE] * n_settle + [PHASE_APPROACH if t <= t_g else PHASE_RECORDED for t in rt[n_settle:]]
     return plan_from_rows(
-        rows, phase, fdt, start_frame=first, grasp_frame=g, rec_time=np.asarray(rt, float), fell_off_m=FELL_OFF_M
+        rows,
+        phase,
+        cfg.frame_dt,
+        start_frame=first,
+        grasp_frame=g,
+        rec_time=np.asarray(rt, float),
+        fell_off_m=FELL_OFF_M,
     )
 
 
