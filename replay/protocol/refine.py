@@ -5,6 +5,7 @@ feasibility-first rank (Deb 2000)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -130,7 +131,7 @@ class RefineResult:
                 "wrist_rotvec_deg": [float(v) for v in r],
                 "finger_closure_deg": [float(v) for v in f],
                 "cost": correction_cost(self.x, self.settings),
-                "settings": self.settings.to_dict(),
+                "settings": dataclasses.asdict(self.settings),
                 "history": self.history,
                 "neighbourhood_tried": self.tried,
                 "second_seed": self.second,
@@ -232,14 +233,7 @@ def search(
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
     again = first is not None
     first = first or _evaluate(t, cfg, [np.zeros(11)], s)[0]
-    history = [
-        {
-            "worlds": 1,
-            "lifted": int(first.lifted),
-            "held": int(first.held),
-            "best_cost": first.cost if first.held else None,
-        }
-    ]
+    history = [_iteration([first], first if first.held else None)]
     if first.held and not again:
         return True, first, 1, history, [first]
     # again: the uncorrected grasp held but not its neighbourhood; it neither ranks nor stops the search
@@ -254,18 +248,17 @@ def search(
         top = ranked[0]
         best = top if top.held else None
         stale = 0 if improved else stale + 1
-        history.append(
-            {
-                "worlds": len(samples),
-                "lifted": sum(p.lifted for p in samples),
-                "held": sum(p.held for p in samples),
-                "best_cost": best.cost if best else None,
-            }
-        )
+        history.append(_iteration(samples, best))
         mean, std = _refit(samples, mean, std, s, bounds / 2.0 if best is None and s.explore_until_lift else floor)
         if best is not None and stale >= s.patience:
             break
     return best is not None, top, rollouts, history, held
+
+
+def _iteration(samples: list[Sample], best: Sample | None) -> dict:
+    """One ``history`` entry: ``{worlds, lifted, held, best_cost}``."""
+    lifted, held = sum(p.lifted for p in samples), sum(p.held for p in samples)
+    return {"worlds": len(samples), "lifted": lifted, "held": held, "best_cost": best.cost if best else None}
 
 
 def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
