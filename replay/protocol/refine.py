@@ -94,7 +94,6 @@ class RefineResult:
 
     found: bool
     x: np.ndarray
-    variant: Variant
     refined: RolloutResult
     ablation: RolloutResult
     rollouts: int
@@ -348,7 +347,6 @@ def refine_recording(
     return RefineResult(
         one.found,
         x,
-        to_variant(x),
         refined,
         ablation,
         rollouts,
