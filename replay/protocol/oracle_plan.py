@@ -113,13 +113,6 @@ def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarr
     return out
 
 
-def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
-    """(rise m, lift s, hold s) of the oracle's success test."""
-    if cfg.oracle.success == SUCCESS_LIFT:
-        return cfg.lift.lift_height, cfg.lift.lift_s, cfg.lift.hold_s
-    return cfg.oracle.lift_height, cfg.oracle.lift_s, cfg.oracle.hold_s
-
-
 def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
     """(T, 67) coords with the extra flexion blended in (min-jerk) over the ``closure_s`` s before the grasp frame."""
     out = np.array(coords, float)
@@ -140,7 +133,8 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     """The hug-oracle :class:`~replay.protocol.plan.Plan` of ``coords`` (T, 67, Newton joint_q order, xyzw) under
     :func:`oracle_config`; ``start_frame`` the object's start pose. Raises DataError (coords shape, fewer than 2
     tracked frames before the grasp, an untracked grasp frame)."""
-    height, lift_s, hold_s = _lift_settings(cfg)
+    rise = cfg.lift if cfg.oracle.success == SUCCESS_LIFT else cfg.oracle  # the success test's rise m, lift s, hold s
+    height, lift_s, hold_s = rise.lift_height, rise.lift_s, rise.hold_s
     if cfg.oracle.start == START_RECORDED:
         lift_cfg = cfg.replace(lift={"lift_height": height, "lift_s": lift_s, "hold_s": hold_s, "shake_s": 0.0})
         return plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)

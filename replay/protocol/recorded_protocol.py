@@ -101,16 +101,11 @@ def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, 
     return pos_err, rot_err, rpos, rquat
 
 
-def _stats(x: np.ndarray, unit: str) -> dict:
-    """``median_<unit>``, ``p95_<unit>``, ``max_<unit>`` of the finite values of ``x`` (None if none)."""
+def _stats(x: np.ndarray, name: str, unit: str) -> dict:
+    """``<name>_median_<unit>``, ``_p95_``, ``_max_`` of the finite values of ``x`` (None if none)."""
     x = x[np.isfinite(x)]
-    if not x.size:
-        return {f"median_{unit}": None, f"p95_{unit}": None, f"max_{unit}": None}
-    return {
-        f"median_{unit}": float(np.median(x)),
-        f"p95_{unit}": float(np.percentile(x, 95)),
-        f"max_{unit}": float(np.max(x)),
-    }
+    stats = {"median": np.median, "p95": lambda v: np.percentile(v, 95), "max": np.max}
+    return {f"{name}_{k}_{unit}": float(f(x)) if x.size else None for k, f in stats.items()}
 
 
 def track_metrics(
@@ -142,8 +137,8 @@ def track_metrics(
         "rise": None,
         "diagnosis": None,
         "shake_held": None,
-        **{f"track_pos_err_{k}": v for k, v in _stats(pe, "mm").items()},
-        **{f"track_rot_err_{k}": v for k, v in _stats(re_, "deg").items()},
+        **_stats(pe, "track_pos_err", "mm"),
+        **_stats(re_, "track_rot_err", "deg"),
         # over every planned frame after settling: frames not simulated count as outside
         "track_within": float(np.sum(within) / n_planned) if n_planned else None,
         "track_lost_frame": lost_at,
