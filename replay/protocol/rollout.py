@@ -48,13 +48,10 @@ def mid_lift_stop(plan: Plan, rise: float) -> tuple[int, float] | None:
 
 @dataclass
 class RolloutResult:
-    """Metrics of one rollout (JSON-ready via :meth:`to_dict`) and its per-frame poses."""
+    """Metrics of one rollout (JSON-ready) and its per-frame poses."""
 
     metrics: dict
     poses: dict = field(repr=False)
-
-    def to_dict(self) -> dict:
-        return dict(self.metrics)
 
 
 def build_replay_scene(
