@@ -12,15 +12,8 @@ from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.results.records import Phase
 
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
-    int(Phase.SETTLE),
-    int(Phase.APPROACH),
-    int(Phase.LIFT),
-    int(Phase.HOLD),
-    int(Phase.SHAKE),
-    int(Phase.RECORDED),
-    int(Phase.RELEASE),
-)
+#: the :class:`Phase` codes as plain ints, in its order
+PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = map(int, Phase)
 
 
 @dataclass
