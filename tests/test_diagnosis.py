@@ -15,6 +15,7 @@ import pytest
 from short_window import SHORT, short_window
 
 from replay.protocol import diagnosis
+from replay.results.outcomes import words as display_outcome
 from replay.config import ReplayConfig
 from replay.sim.engine.variants import Variant
 from replay.protocol.rollout import run_rollouts
@@ -72,7 +73,7 @@ def test_never_gripped_on_ice(worlds):
     # the hand rose without it: the cube never rose 10 mm (measured peak rise < 0.1 mm), a grip
     # too light to carry it (budget 0.05 kg for 0.084 kg): it never left the table
     assert d["class"] == "never_gripped" and d["figure"]["peak_rise_mm"] < d["figure"]["threshold_mm"] == 10.0
-    assert d["figure"]["light_grip"] is True and diagnosis.display_outcome(m["outcome"]) == "not lifted"
+    assert d["figure"]["light_grip"] is True and display_outcome(m["outcome"]) == "not lifted"
     # never left the table: no slip figure and no separation (it would be the lift height; issue 56)
     assert m["slip_in_hand"] is False and m["slip_mm"] is None and m["separation_mm"] is None
     # friction scales the budget: mu 0.05 of the grip that carries 1 kg at mu 1
@@ -88,7 +89,7 @@ def test_slid_out_at_six_hundred_grams(worlds):
     assert not m["lifted"] and d["class"] == "slid_out"
     assert f["peak_rise_mm"] >= 10.0 and f["end_rise_mm"] < 1000 * SHORT["lift"]["lifted_min_rise"]
     assert f["onset_frame"] is not None and f["slip_mm"] == m["separation_mm"]
-    assert m["outcome"] == "not_lifted" and diagnosis.display_outcome(m["outcome"]) == "not lifted"
+    assert m["outcome"] == "not_lifted" and display_outcome(m["outcome"]) == "not lifted"
 
 
 def test_too_heavy_at_five_kilograms(worlds):
@@ -115,7 +116,13 @@ def test_shaken_loose_by_a_violent_shake(window, capsule_rhand):
 
 def test_unstable_on_a_contact_overflow(window, capsule_rhand):
     rec, coords = window
-    m = run_rollouts(rec, coords, capsule_rhand, cfg=ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}), variants=[Variant()])[0].metrics
+    m = run_rollouts(
+        rec,
+        coords,
+        capsule_rhand,
+        cfg=ReplayConfig(**SHORT).replace(contact_budget={"capacity": 2}),
+        variants=[Variant()],
+    )[0].metrics
     assert m["diagnosis"]["class"] == "unstable" and "overflow" in m["diagnosis"]["figure"]["reason"]
 
 
@@ -149,8 +156,15 @@ def test_grasp_measures_on_constructed_trajectories():
     assert np.allclose(p, [[0, -1, 0]])
     assert diagnosis.friction_budget_kg(np.array([9.81]))[0] == pytest.approx(1.0)
     cfg = ReplayConfig()
-    base = dict(outcome="not_lifted", lifted=False, unstable_reason=None, unstable_frame=None, contacts_force_at_lift=3,
-                contacts_at_lift=3, slip_mm=150.0)
+    base = dict(
+        outcome="not_lifted",
+        lifted=False,
+        unstable_reason=None,
+        unstable_frame=None,
+        contacts_force_at_lift=3,
+        contacts_at_lift=3,
+        slip_mm=150.0,
+    )
     kw = dict(object_mass=1.0, effort_limit=0.4, pushed_mm=0.0, fingertip_distance_mm=0.0, slip_onset_frame=40, cfg=cfg)
     assert diagnosis.diagnose(base, budget_peak_kg=0.6, **kw)["class"] == "too_heavy"
     # contact and budget, the object lost anyway: never rose 10 mm (never gripped) or rose, then fell (slid out)
@@ -162,8 +176,8 @@ def test_grasp_measures_on_constructed_trajectories():
     assert out["class"] == "slid_out" and out["figure"]["end_rise_mm"] == pytest.approx(4.0)
     assert out["figure"]["slip_mm"] == 120.0 and out["figure"]["onset_frame"] == 40
     # one word for one thing: not lifted, whether it never rose or rose and was lost (format 1's "dropped" too)
-    assert diagnosis.display_outcome("not_lifted") == diagnosis.display_outcome("dropped") == "not lifted"
-    assert diagnosis.display_outcome("lifted") == "lifted" and diagnosis.display_outcome(None) is None
+    assert display_outcome("not_lifted") == display_outcome("dropped") == "not lifted"
+    assert display_outcome("lifted") == "lifted" and display_outcome(None) is None
     # peak rise: over lift (2) and hold (3) frames only, above the lift-start frame's height
     z = np.array([0.0, 0.0, 0.004, 0.012, 0.003, 0.5])
     assert diagnosis.peak_rise_mm(z, np.array([1, 1, 2, 2, 3, 4]), 1, phases=(2, 3)) == pytest.approx(12.0)

@@ -76,7 +76,7 @@ def test_line_beside_the_object_pads_touch(cube):
     line = GraspLine("beside", st["com"] + np.array([0.0, 0.1, 0.0]), np.array([1.0, 0.0, 0.0]), "test")
     plan = plan_line(line, hull_planes(st["parts"]), fx.pad_half_width, preload=fx.preload, open_margin=fx.open_margin)
     assert plan["jaw_target"] == 0.0 and not plan["centre_hit"]
-    run = LineRun.start(cube.target_object.asset, st["origin"], plan, config=cfg, fixture=fx, pc=pc, height=0.04, longest_edge=0.044)
+    run = LineRun(cube.target_object.asset, st["origin"], plan, config=cfg, fixture=fx, pc=pc, height=0.04, longest_edge=0.044)
     res = run_phases(run)
     assert res["failed_phase"] == "grasping" and res["failure_class"] == "pads_touched"
     assert _phases(res)["grasping"]["metrics"]["pad_gap_mm"] < 1.0

@@ -18,11 +18,11 @@ from replay.checks.intent import recording_intent
 from replay.config import ReplayConfig
 from replay.data import list_sequences
 from replay.errors import DataError
+from replay.protocol.pad_depth_table import object_pose_at
 from replay.protocol.recorded_protocol import (
     lost_frame,
     manipulation_end,
     plan_recorded,
-    recorded_object_pose,
 )
 from replay.results.files import read_rollout
 from replay.study.runner import run_study
@@ -132,7 +132,7 @@ def test_manipulation_end_and_recorded_pose_from_the_raw_file(grab_staged, mirro
     last = int(np.flatnonzero(np.linalg.norm(loc - loc[-1], axis=1) > 0.01)[-1])
     assert manipulation_end(rec) == min(len(loc) - 1, last + 60)  # + 0.5 s at 120 Hz
     t = rec.time[[0, 300, 301]]
-    pos, quat = recorded_object_pose(rec, np.array([t[0], t[1], 0.5 * (t[1] + t[2])]))
+    pos, quat = object_pose_at(rec, np.array([t[0], t[1], 0.5 * (t[1] + t[2])]))
     assert np.allclose(pos[:2], loc[[0, 300]], atol=1e-7)
     assert np.allclose(pos[2], 0.5 * (loc[300] + loc[301]), atol=1e-7)
     q = raw["object"]["rot"][300]  # scalar-first in the file

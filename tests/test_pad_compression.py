@@ -189,7 +189,7 @@ def test_the_rollout_reports_the_joint_change(grab_dir, capsule_rhand):
 
 def test_close_only_is_the_grasp_frame_closure_blended(compressed):
     """Close only (``pad_deep_fingers=as_recorded``): each closed finger's targets are the recorded ones turned by the
-    grasp frame's closure (:func:`replay.protocol.pad_compression.solve`, post-multiplied) times the blend weight, at
+    grasp frame's closure (:meth:`PadPlan.solve`, post-multiplied) times the blend weight, at
     every frame, bit for bit with scipy's rotation product; no finger is opened and the summary says so."""
     rec, raw, out, summary, cfg, plan = compressed
     pad = plan.pad_plan

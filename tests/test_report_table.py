@@ -29,7 +29,7 @@ def test_filters_count_each_value_and_the_outcome_is_said_as_the_reader_is_told(
     verdict = re.search(r"<select data-filter='verdict' id='filter-verdict'>(.*?)</select>", text).group(1)
     assert re.findall(r"<option value='([^']*)'>([^<]*)<", verdict) == [("", "all"), ("-", "- (3)")]
     outcome = re.search(r"<select data-filter='outcome' id='filter-contact-run'>(.*?)</select>", text).group(1)
-    # not_lifted is said "not lifted" whatever the diagnosis (replay.protocol.diagnosis.display_outcome)
+    # not_lifted is said "not lifted" whatever the diagnosis (replay.results.outcomes.words)
     assert sorted(re.findall(r"<option value='([^']*)'>", outcome)) == ["", "lifted", "not lifted"]
     assert "lifted (1)" in outcome and "not lifted (2)" in outcome
     cause = re.search(r"<select data-filter='diagnosis' id='filter-cause'>(.*?)</select>", text).group(1)

@@ -8,8 +8,8 @@ from collections import Counter
 from urllib.parse import quote
 
 from replay.output.p_lift_section import WORD_CSS, class_word, conditions_of, entry_word
-from replay.protocol.diagnosis import display_outcome
 from replay.protocol.verdict import interval_text
+from replay.results.outcomes import words as display_outcome
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import PLiftEntry, Word
 

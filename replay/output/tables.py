@@ -8,9 +8,10 @@ import re
 from replay.output import table_docs as td
 from replay.output.bridge_table import bridge_markdown
 from replay.output.p_lift_table import markdown_table, p_lift_markdown, verdict_markdown, with_notes
-from replay.protocol.diagnosis import CLASSES, display_outcome
+from replay.protocol.diagnosis import CLASSES
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.protocols.hug_oracle import HugOracle
+from replay.results.outcomes import words as display_outcome
 from replay.results.records import StudyRecord
 from replay.results.study_counts import Counts
 from replay.results.study_rows import RefineRow, StudyRow, study_rows

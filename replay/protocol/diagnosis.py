@@ -8,10 +8,6 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from replay.config import GRAVITY
-from replay.results.outcomes import words
-
-#: gravity, m/s^2, for the friction budget (kg of weight a tangential force carries)
-G = GRAVITY
 
 CLASSES = (
     "unstable",
@@ -27,7 +23,7 @@ CLASSES = (
 
 def friction_budget_kg(friction_force: np.ndarray) -> np.ndarray:
     """(F,) supported mass by friction alone, kg, from per-frame ``sum(mu_i N_i)`` (F,) N."""
-    return np.asarray(friction_force, float) / G
+    return np.asarray(friction_force, float) / GRAVITY
 
 
 def object_in_hand(wrist_pos, wrist_quat, obj_pos) -> np.ndarray:
@@ -65,11 +61,6 @@ def peak_rise_mm(obj_z: np.ndarray, phase: np.ndarray, lift_start: int | None, *
     return float((np.max(z[idx]) - z[lift_start]) * 1000.0)
 
 
-def display_outcome(outcome: str | None) -> str | None:
-    """What a reader is told: ``"not lifted"`` for every ``not_lifted`` rollout, else the outcome."""
-    return words(outcome)
-
-
 def diagnose(
     m: dict,
     *,
@@ -105,7 +96,7 @@ def diagnose(
         }
     if pushed_mm > cfg.lift.diag_push_mm:
         return {"class": "pushed_away", "figure": {"pushed_mm": pushed_mm, "threshold_mm": cfg.lift.diag_push_mm}}
-    one_tip_kg = effort_limit / cfg.lift.diag_grip_lever_m / G
+    one_tip_kg = effort_limit / cfg.lift.diag_grip_lever_m / GRAVITY
     if budget_peak_kg is not None and one_tip_kg <= budget_peak_kg < object_mass:
         return {
             "class": "too_heavy",

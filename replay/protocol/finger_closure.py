@@ -11,12 +11,9 @@ from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.protocol import release
 from replay.protocol.lift_plan import min_jerk
+from replay.protocol.pad_compression import FINGERS, PALM_NORMAL
 from replay.protocol.plan import PHASE_APPROACH, Plan
 
-#: fingers, MANO bone order (3 joints each, proximal to distal: joints 1-3 index, ...)
-FINGERS = ("index", "middle", "pinky", "ring", "thumb")
-#: palm normal, palmar side, in manosim's hand frame (module doc)
-PALM_NORMAL = np.array([0.0, -1.0, 0.0])
 #: recorded seconds before the grasp frame over which the extra closure ramps in (the last
 #: part of the approach: the recorded hand closes on the object over its last ~0.5 s in GRAB)
 RAMP_RECORDED_S = 0.5

@@ -7,43 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
-from replay.kinematics.hand_layout import finger_quats
-from replay.kinematics.model import HandKinematics
-from replay.protocol.pad_compression import Capsules, ObjectSDF, capsule_distance, capsule_mjcf
-from replay.sim.world_builder import load_collision_parts
-
-#: manosim bodies that carry a capsule (the 15 finger bones; body 0, the palm, has none)
-FINGER_BODIES = tuple(range(1, 16))
+from replay.protocol.contact_agreement import recorded_bone_distances
 
 
-def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path, *, frame: int | None = None) -> dict:
+def grasp_penetration(rec, coords: np.ndarray, mjcf: str | Path) -> dict:
     """``{"frame", "inside", "depth_mm" (> 0 inside), "deepest_body" (manosim index), "bodies_inside" (of 15)}`` at
-    ``frame`` (default the grasp). ``coords`` (T, 67): wrist m, wrist xyzw, 15 finger xyzw. DataError: an unreadable
-    collision part or MJCF."""
-    g = int(rec.grasp_frame if frame is None else frame)
-    cap = capsule_mjcf(mjcf)
-    kin, caps = HandKinematics.from_mjcf(cap), Capsules.from_mjcf(cap)
-    obj = rec.target_object
-    sdf = ObjectSDF(load_collision_parts(obj.asset), obj.pos[g], obj.quat[g])
-    c = np.asarray(coords[g], float)
-    joint_R = Rotation.from_quat(finger_quats(c)).as_matrix()
-    d = capsule_distance(
-        kin,
-        caps,
-        sdf,
-        wrist_pos=c[:3],
-        wrist_R=Rotation.from_quat(c[3:7]).as_matrix(),
-        joint_R=joint_R,
-        bodies=FINGER_BODIES,
-    )
+    the grasp frame. ``coords`` (T, 67): wrist m, wrist xyzw, 15 finger xyzw. DataError: an unreadable collision part
+    or MJCF."""
+    d = recorded_bone_distances(rec, coords, mjcf)[1:]  # the 15 finger capsules, manosim bodies 1-15
     k = int(np.argmin(d))
     return {
-        "frame": g,
+        "frame": int(rec.grasp_frame),
         "inside": bool(d[k] < 0),
         "depth_mm": float(-d[k] * 1000.0),
-        "deepest_body": int(FINGER_BODIES[k]),
+        "deepest_body": k + 1,
         "bodies_inside": int(np.sum(d < 0)),
     }
 

@@ -102,7 +102,7 @@ def check_object(
             continue
         t0 = time.perf_counter()
         plan = plan_line(line, planes, fixture.pad_half_width, preload=fixture.preload, open_margin=fixture.open_margin)
-        run = LineRun.start(
+        run = LineRun(
             asset,
             settled["origin"],
             plan,

@@ -115,21 +115,8 @@ class LineRun:
     """One line's phases on a :class:`replay.sim.gripper.GripperScene`; ``trace`` keeps the poses at ``trace_fps``
     (object (7,), jaws (2, 7): m, xyzw) with the phase index."""
 
-    def __init__(self, scene, plan: dict, pc: PhaseConfig, *, height: float, longest_edge: float):
-        self.sc, self.plan, self.pc = scene, plan, pc
-        self.height, self.longest = float(height), float(longest_edge)
-        self.every = max(1, int(round(1.0 / (pc.trace_fps * scene.dt))))
-        self.steps = 0
-        self.trace: dict = {"time": [], "phase": [], "object": [], "jaws": []}
-        self.gantry = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
-        self.jaw = float(plan["jaw_open"])
-        origin = scene.object_origin()
-        self.grasp_local = Rotation.from_quat(origin[3:7]).inv().apply(plan["centre"] - origin[:3])
-        self.phase = 0
-
-    @classmethod
-    def start(
-        cls,
+    def __init__(
+        self,
         asset,
         origin: np.ndarray,
         plan: dict,
@@ -139,20 +126,28 @@ class LineRun:
         pc: PhaseConfig,
         height: float,
         longest_edge: float,
-    ) -> LineRun:
+    ):
         """A fresh scene: object at ``origin`` (7,) m/xyzw, gantry ``approach_offset`` above the line, jaws open."""
-        g0 = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
-        scene = build_gripper_scene(
+        self.plan, self.pc = plan, pc
+        self.gantry = plan["centre"] + pc.approach_offset * plan["frame"][:, 2]
+        self.jaw = float(plan["jaw_open"])
+        self.sc = scene = build_gripper_scene(
             asset,
             origin[:3],
             origin[3:7],
-            gantry0=g0,
+            gantry0=self.gantry,
             u=plan["u"],
-            jaw0=plan["jaw_open"],
+            jaw0=self.jaw,
             config=config,
             fixture=fixture,
         )
-        return cls(scene, plan, pc, height=height, longest_edge=longest_edge)
+        self.height, self.longest = float(height), float(longest_edge)
+        self.every = max(1, int(round(1.0 / (pc.trace_fps * scene.dt))))
+        self.steps = 0
+        self.trace: dict = {"time": [], "phase": [], "object": [], "jaws": []}
+        origin = scene.object_origin()
+        self.grasp_local = Rotation.from_quat(origin[3:7]).inv().apply(plan["centre"] - origin[:3])
+        self.phase = 0
 
     def advance(self, duration: float, gantry_at=None, jaw_at=None, *, stop=None):
         """``(t, reading)`` after up to ``duration`` s toward ``gantry_at(t)`` / ``jaw_at(t)`` (t s; None: hold) or

@@ -14,7 +14,7 @@ from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import AblationMaskError, UsageError
 from replay.protocol.measures import Trace
-from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
+from replay.protocol.plan import Plan, hold_end, lift_start
 from replay.protocol.protocols.base import protocol_named
 from replay.protocol.rollout import build_replay_scene
 from replay.protocol.step_plan import step_protocol
@@ -50,14 +50,11 @@ class InputLog:
     def key_frames(self) -> dict:
         """``{"lift_start", "judge", "hold_end"}`` control frames as :func:`replay.protocol.measures.measure_world`
         picks them (None without a lift)."""
-        phase = self.plan.phase
-        lift = np.flatnonzero(phase[: self.trace.done] == PHASE_LIFT)
-        hold = np.flatnonzero(phase == PHASE_HOLD)
-        hold_end = int(hold[-1]) + 1 if hold.size else len(phase)
+        end = hold_end(self.plan.phase)
         return {
-            "lift_start": int(lift[0]) - 1 if lift.size else None,
-            "judge": min(self.trace.done, hold_end) - 1,
-            "hold_end": hold_end,
+            "lift_start": lift_start(self.plan.phase[: self.trace.done]),
+            "judge": min(self.trace.done, end) - 1,
+            "hold_end": end,
         }
 
 

@@ -10,7 +10,7 @@ from replay.results.outcomes import NOT_LIFTED, UNSTABLE
 INTENT_COUNTS = ("rollouts", "lifted", "shake_held", "not_lifted", "unstable")
 
 #: the groups of :func:`intent_groups`, in the order they are shown
-LIFTS, OTHER_INTENTS, NO_INTENT = "lifts", "other intents", "no intent named"
+GROUPS = (LIFTS, OTHER_INTENTS, NO_INTENT) = ("lifts", "other intents", "no intent named")
 
 
 def intent_counts(recs: list) -> dict[str, dict[str, int]]:
@@ -36,13 +36,12 @@ def intent_group(intent: str | None) -> str:
 
 def intent_groups(by_intent: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """:func:`intent_counts` summed per :func:`intent_group` in :data:`GROUPS` order; empty groups left out."""
-    order = (LIFTS, OTHER_INTENTS, NO_INTENT)
     groups: dict[str, dict[str, int]] = {}
     for intent, c in by_intent.items():
         g = groups.setdefault(intent_group(intent), dict.fromkeys(INTENT_COUNTS, 0))
         for k in INTENT_COUNTS:
             g[k] += int(c.get(k) or 0)
-    return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0])))
+    return dict(sorted(groups.items(), key=lambda kv: GROUPS.index(kv[0])))
 
 
 def group_words(group: str, n: int) -> str:

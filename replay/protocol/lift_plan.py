@@ -54,23 +54,36 @@ def recorded_times(plan: Plan, times: np.ndarray, cfg: ReplayConfig) -> np.ndarr
     return out
 
 
+def recorded_rows(cc: np.ndarray, times: np.ndarray, cfg: ReplayConfig) -> tuple[list, list, int]:
+    """``(rows (67,), recorded times s, settle rows)``: ``settle_s`` on ``cc[0]``, then the recorded motion ``cc``
+    (K, 67) at ``times`` (K,) s, one row per control frame at ``replay_speed``."""
+    n_settle = max(1, int(round(cfg.settle_s / cfg.frame_dt)))
+    n_run = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / cfg.frame_dt)))
+    t = [float(times[0])] * n_settle + [approach_time(times, k, cfg) for k in range(1, n_run + 1)]
+    return [cc[0]] * n_settle + [interp_coords(cc, times, x) for x in t[n_settle:]], t, n_settle
+
+
+def rise_rows(top: np.ndarray, height: float, fdt: float, *, lift_s: float, hold_s: float, linear: bool = False):
+    """``(rows, phases)``: ``top`` (67,) raised ``height`` m along world +Z over ``lift_s`` s (min-jerk, else linear),
+    then held ``hold_s`` s; ``fdt`` s a row."""
+    n_lift, n_hold = (max(1, int(round(x / fdt))) for x in (lift_s, hold_s))
+    rows = []
+    for k in range(1, n_lift + n_hold + 1):
+        a = min(k / n_lift, 1.0)
+        r = top.copy()
+        r[2] += height * (a if linear else min_jerk(a))
+        rows.append(r)
+    return rows, [PHASE_LIFT] * n_lift + [PHASE_HOLD] * n_hold
+
+
 def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     """The lift :class:`Plan` of ``coords`` (T, 67, Newton joint_q order), one row per ``cfg.frame_dt`` s. Raises
     DataError (coords shape, fewer than 2 valid frames before the grasp)."""
     g = int(rec.grasp_frame)
     times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s, stop=g + 1)
     fdt = cfg.frame_dt
-    n_settle = max(1, int(round(cfg.settle_s / fdt)))
-    n_app = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
-    n_lift = max(1, int(round(cfg.lift.lift_s / fdt)))
-    n_hold = max(1, int(round(cfg.lift.hold_s / fdt)))
-    rows, phase = [], []
-    for _ in range(n_settle):
-        rows.append(cc[0])
-        phase.append(PHASE_SETTLE)
-    for k in range(1, n_app + 1):
-        rows.append(interp_coords(cc, times, approach_time(times, k, cfg)))
-        phase.append(PHASE_APPROACH)
+    rows, _, n_settle = recorded_rows(cc, times, cfg)
+    phase = [PHASE_SETTLE] * n_settle + [PHASE_APPROACH] * (len(rows) - n_settle)
     top = rows[-1].copy()
     if cfg.lift.grip_overshoot > 0:
         # squeeze: finger targets continue the recorded closure past the grasp pose
@@ -78,17 +91,9 @@ def plan_rollout(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         q_open = finger_quats(cc[0])
         q_grasp = finger_quats(top)
         top[7:] = quat_slerp(q_open, q_grasp, 1.0 + cfg.lift.grip_overshoot).reshape(-1)
-    for k in range(1, n_lift + 1):
-        r = top.copy()
-        a = k / n_lift
-        r[2] += cfg.lift.lift_height * (min_jerk(a) if cfg.lift.lift_profile == "minjerk" else a)
-        rows.append(r)
-        phase.append(PHASE_LIFT)
-    for _ in range(n_hold):
-        r = top.copy()
-        r[2] += cfg.lift.lift_height
-        rows.append(r)
-        phase.append(PHASE_HOLD)
+    lin = cfg.lift.lift_profile != "minjerk"
+    up, up_phase = rise_rows(top, cfg.lift.lift_height, fdt, lift_s=cfg.lift.lift_s, hold_s=cfg.lift.hold_s, linear=lin)
+    rows, phase = rows + up, phase + up_phase
     n_shake = int(round(cfg.lift.shake_s / fdt)) if cfg.lift.shake_amplitude > 0 else 0
     for k in range(1, n_shake + 1):
         r = top.copy()

@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.protocol import diagnosis, release
-from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, PHASE_SHAKE, Plan
+from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, PHASE_SHAKE, Plan, hold_end, lift_start
 from replay.sim import finger_strength
 from replay.sim.engine.spans import FrameRows
 
@@ -51,14 +51,14 @@ def hand_frame_slip(
     return float(np.linalg.norm(p[1] - p[0]) * 1000.0), float(np.degrees(dtheta))
 
 
-def _object_row(tr: Trace, k: int) -> np.ndarray:
+def object_row(tr: Trace, k: int) -> np.ndarray:
     """(7,) object pose at frame ``k``: position m, quaternion xyzw (float64)."""
     return np.concatenate([tr.body_pos[k, -1], tr.body_quat[k, -1]]).astype(float)
 
 
-def _clearance(tr: Trace, k: int, verts: np.ndarray, support_height: float) -> float:
+def object_clearance(tr: Trace, k: int, verts: np.ndarray, *, support_height: float) -> float:
     """Lowest object collision vertex above the support at frame ``k``, m."""
-    return float(object_vertices_world(_object_row(tr, k), verts)[:, 2].min() - support_height)
+    return float(object_vertices_world(object_row(tr, k), verts)[:, 2].min() - support_height)
 
 
 #: frames whose object vertices :func:`_largest_displacement` places at once (scratch ~24 B x vertices x this)
@@ -80,7 +80,7 @@ def _object_motion(tr: Trace, verts: np.ndarray, settle_end: int, ls: int | None
     """Object motion mm from settling to the release (frame ``end``), and ``pushed`` m up to lift start ``ls``."""
     done = min(tr.done, end)
     opos = tr.body_pos[:done, -1].astype(float)
-    v_ref = object_vertices_world(_object_row(tr, settle_end), verts)
+    v_ref = object_vertices_world(object_row(tr, settle_end), verts)
     step = _largest_displacement(tr, verts, v_ref, settle_end, done)  # (done - settle_end,) m, per frame
     disp = float(step.max()) if step.size else 0.0
     last = done if ls is None else min(done, ls + 1)  # before the lift: what closing the hand did to the object
@@ -108,7 +108,7 @@ def _shake_measures(
             smm, sdeg = hand_frame_slip(bp[:end, 0], bq[:end, 0], bp[:end, -1], obj_quat=bq[:end, -1], ref=judge)
             shake.update(shake_slip_mm=smm, shake_slip_deg=sdeg)
             shake["shake_held"] = bool(
-                _clearance(tr, end - 1, verts, rec.support_height) >= cfg.lift.lifted_min_clearance
+                object_clearance(tr, end - 1, verts, support_height=rec.support_height) >= cfg.lift.lifted_min_clearance
                 and smm is not None
                 and smm < cfg.lift.shake_max_slip * 1000.0
             )
@@ -143,15 +143,13 @@ def measure_world(rec: Recording, plan: Plan, scene, *, cfg: ReplayConfig, tr: T
     ph = plan.phase[:done]
     opos = tr.body_pos[:done, -1].astype(float)
     settle_end = int(np.flatnonzero(ph == PHASE_SETTLE)[-1]) if np.any(ph == PHASE_SETTLE) else 0
-    lift_idx = np.flatnonzero(ph == PHASE_LIFT)
-    ls = int(lift_idx[0]) - 1 if lift_idx.size else None  # lift start: the last approach frame
+    ls = lift_start(ph)  # the last approach frame
     motion, pushed = _object_motion(tr, verts, settle_end, ls, release.pre_release_end(plan.phase))
-    hold_idx = np.flatnonzero(plan.phase == PHASE_HOLD)
-    hold_end = int(hold_idx[-1]) + 1 if hold_idx.size else len(plan.coords)
-    judge = min(done, hold_end) - 1  # success window: the end of the hold (the shake is reported on its own)
-    clearance = _clearance(tr, judge, verts, rec.support_height)
-    rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2])) if lift_idx.size else float("nan")
-    completed, stable = done >= hold_end, reason is None
+    end_hold = hold_end(plan.phase)
+    judge = min(done, end_hold) - 1  # success window: the end of the hold (the shake is reported on its own)
+    clearance = object_clearance(tr, judge, verts, support_height=rec.support_height)
+    rise = float(opos[judge, 2] - float(opos[ls, 2])) if ls is not None else float("nan")
+    completed, stable = done >= end_hold, reason is None
     lifted = bool(
         stable and completed and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
     )
@@ -210,9 +208,9 @@ def _release(
     """(release metrics, frames before the release); ``cut``: physics trouble stopped the world in the release."""
     end = min(tr.done, release.pre_release_end(plan.phase))
     held = shake["shake_held"] if shake["shake_ran"] else lifted
-    height = float(np.ptp(object_vertices_world(_object_row(tr, end - 1), verts)[:, 2]))
-    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
-    rest_z = float(opos[lift[0] - 1, 2]) if lift.size and 1 <= lift[0] <= len(opos) else None  # on the support
+    height = float(np.ptp(object_vertices_world(object_row(tr, end - 1), verts)[:, 2]))
+    ls = lift_start(plan.phase)
+    rest_z = float(opos[ls, 2]) if ls is not None and 0 <= ls < len(opos) else None  # on the support
     rel = release.release_metrics(
         plan.phase, opos[:, 2], tr.done, lifted=lifted, height=height, held=held, rest_z=rest_z, cut=cut
     )

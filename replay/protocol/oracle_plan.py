@@ -14,11 +14,9 @@ from replay.data.types import Recording
 from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.quat import quat_slerp
-from replay.protocol.lift_plan import min_jerk, plan_rollout
+from replay.protocol.lift_plan import min_jerk, plan_rollout, rise_rows
 from replay.protocol.plan import (
     PHASE_APPROACH,
-    PHASE_HOLD,
-    PHASE_LIFT,
     PHASE_SETTLE,
     Plan,
     plan_from_rows,
@@ -115,13 +113,6 @@ def start_pose(grasp: np.ndarray, cfg: ReplayConfig, hand_side: str) -> np.ndarr
     return out
 
 
-def _lift_settings(cfg: ReplayConfig) -> tuple[float, float, float]:
-    """(rise m, lift s, hold s) of the oracle's success test."""
-    if cfg.oracle.success == SUCCESS_LIFT:
-        return cfg.lift.lift_height, cfg.lift.lift_s, cfg.lift.hold_s
-    return cfg.oracle.lift_height, cfg.oracle.lift_s, cfg.oracle.hold_s
-
-
 def _flexed_recording(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> np.ndarray:
     """(T, 67) coords with the extra flexion blended in (min-jerk) over the ``closure_s`` s before the grasp frame."""
     out = np.array(coords, float)
@@ -142,11 +133,11 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     """The hug-oracle :class:`~replay.protocol.plan.Plan` of ``coords`` (T, 67, Newton joint_q order, xyzw) under
     :func:`oracle_config`; ``start_frame`` the object's start pose. Raises DataError (coords shape, fewer than 2
     tracked frames before the grasp, an untracked grasp frame)."""
-    height, lift_s, hold_s = _lift_settings(cfg)
+    rise = cfg.lift if cfg.oracle.success == SUCCESS_LIFT else cfg.oracle  # the success test's rise m, lift s, hold s
+    height, lift_s, hold_s = rise.lift_height, rise.lift_s, rise.hold_s
     if cfg.oracle.start == START_RECORDED:
         lift_cfg = cfg.replace(lift={"lift_height": height, "lift_s": lift_s, "hold_s": hold_s, "shake_s": 0.0})
-        plan = plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)
-        return plan
+        return plan_rollout(rec, _flexed_recording(rec, coords, cfg), lift_cfg)
     g = int(rec.grasp_frame)
     if not rec.valid[g]:
         raise DataError(rec.source, "valid", f"the grasp frame {g} is not tracked")
@@ -156,10 +147,7 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
     grasp[fs:] = extra_flexion(finger_quats(grasp), math.radians(cfg.oracle.extra_flexion_deg)).reshape(-1)
     start = start_pose(grasp, cfg, rec.hand_side)
     fdt = cfg.frame_dt
-    n = {
-        k: max(1, int(round(v / fdt)))
-        for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle.closure_s), ("lift", lift_s), ("hold", hold_s))
-    }
+    n = {k: max(1, int(round(v / fdt))) for k, v in (("settle", cfg.settle_s), ("close", cfg.oracle.closure_s))}
     rows, phase = [start.copy() for _ in range(n["settle"])], [PHASE_SETTLE] * n["settle"]
     q0, q1 = finger_quats(start), finger_quats(grasp)
     linear = physics.choice_value(cfg, "closure_profile") == "linear"
@@ -170,14 +158,5 @@ def plan_oracle(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan:
         r[fs:] = quat_slerp(q0, q1, s).reshape(-1)
         rows.append(r)
         phase.append(PHASE_APPROACH)
-    for k in range(1, n["lift"] + 1):
-        r = grasp.copy()
-        r[2] += height * float(min_jerk(k / n["lift"]))
-        rows.append(r)
-        phase.append(PHASE_LIFT)
-    for _ in range(n["hold"]):
-        r = grasp.copy()
-        r[2] += height
-        rows.append(r)
-        phase.append(PHASE_HOLD)
-    return plan_from_rows(rows, phase, fdt, start_frame=first, grasp_frame=g)
+    up, up_phase = rise_rows(grasp, height, fdt, lift_s=lift_s, hold_s=hold_s)
+    return plan_from_rows(rows + up, phase + up_phase, fdt, start_frame=first, grasp_frame=g)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from replay.config import ReplayConfig
-from replay.protocol.measures import Trace, object_vertices_world
-from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT, Plan
+from replay.protocol.measures import Trace, object_row, object_vertices_world
+from replay.protocol.plan import PHASE_HOLD, Plan, lift_start
 from replay.results.oracle_fields import SUCCESS_OFF_TABLE
 from replay.sim import finger_strength, physics
 
@@ -39,13 +39,13 @@ def judge(
     effort_limit N·m, hand_object_contact, dt s}}``, plus ``lifted`` / ``outcome`` / ``diagnosis`` under ``off_table``.
     ``verts`` (V, 3) m object frame; ``support_height``, ``margin`` m."""
     hold = np.flatnonzero(plan.phase == PHASE_HOLD)
-    lift = np.flatnonzero(plan.phase == PHASE_LIFT)
-    ref = int(lift[0]) - 1
+    ref = lift_start(plan.phase)
     seen = hold[hold < tr.done]
     touching = 0
     for k in seen:
-        row = np.concatenate([tr.body_pos[k, -1], tr.body_quat[k, -1]]).astype(float)
-        touching += support_contact(object_vertices_world(row, verts), support_height, extent, margin=margin)
+        touching += support_contact(
+            object_vertices_world(object_row(tr, k), verts), support_height, extent, margin=margin
+        )
     end = int(seen[-1]) if seen.size else min(tr.done, len(plan.phase)) - 1
     end_rise = float(tr.body_pos[end, -1, 2] - tr.body_pos[ref, -1, 2])
     off = bool(metrics["stable"] and metrics["completed"] and seen.size == hold.size and touching == 0 and end_rise > 0)

@@ -146,95 +146,6 @@ def _root(f, smax: float) -> float | None:
     return None
 
 
-def solve_finger(
-    kin,
-    caps,
-    sdf,
-    *,
-    wp,
-    wR,
-    JR,
-    q_open,
-    q_grasp,
-    bodies,
-    depth_m: float,
-    near_m: float,
-    max_deg: float,
-    axis_rule: str,
-) -> tuple[dict, np.ndarray]:
-    """One finger's figures and (3, 3) local rotation vectors (:func:`solve`)."""
-    d_all = capsule_distance(kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=JR, bodies=bodies)
-    axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies=bodies, rule=axis_rule)
-    tip = bodies[1:]  # middle and distal segments carry the pad
-
-    def f(s):
-        return (
-            float(
-                capsule_distance(
-                    kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=_closed(JR, bodies, axes, w, s), bodies=tip
-                ).min()
-            )
-            + depth_m
-        )
-
-    info = {"near_mm": float(d_all.min() * 1e3), "before_mm": float(d_all[1:].min() * 1e3), "rule": rule}
-    s = 0.0
-    if d_all.min() > near_m:
-        info["status"] = "far"
-    elif f(0.0) <= 0:
-        info["status"] = "already"
-    else:
-        root = _root(f, math.radians(max_deg))
-        info["status"] = "unreached" if root is None else "closed"
-        s = 0.0 if root is None else root
-    info.update(
-        closure_deg=math.degrees(s),
-        joint_deg=[float(math.degrees(s * wi)) for wi in w],
-        after_mm=float((f(s) - depth_m) * 1e3),
-    )
-    return info, axes * (w * s)[:, None]
-
-
-def solve(
-    kin: HandKinematics,
-    caps: Capsules,
-    sdf: ObjectSDF,
-    *,
-    grasp_coords: np.ndarray,
-    open_coords: np.ndarray,
-    depth_m: float,
-    near_m: float,
-    max_deg: float,
-    axis_rule: str = AXIS_RECORDED,
-) -> tuple[dict, np.ndarray]:
-    """``({finger: {near_mm, before_mm, after_mm, closure_deg, joint_deg [3], rule, status}}, (15, 3) rotation
-    vectors)``: each finger of (67,) ``grasp_coords`` within ``near_m`` m closed to ``depth_m`` m past the surface, at
-    most ``max_deg`` deg; status ``closed``, ``already``, ``far`` or ``unreached``."""
-    wp, wR = grasp_coords[:3], Rotation.from_quat(grasp_coords[3:7]).as_matrix()
-    qg, qo = finger_quats(grasp_coords), finger_quats(open_coords)
-    JR = Rotation.from_quat(qg).as_matrix()
-    rv = np.zeros((MANOSIM_HAND.finger_joints, 3))
-    out = {}
-    for name, bodies in FINGERS.items():
-        out[name], r = solve_finger(
-            kin,
-            caps,
-            sdf,
-            wp=wp,
-            wR=wR,
-            JR=JR,
-            q_open=qo,
-            q_grasp=qg,
-            bodies=bodies,
-            depth_m=depth_m,
-            near_m=near_m,
-            max_deg=max_deg,
-            axis_rule=axis_rule,
-        )
-        rv[[b - 1 for b in bodies]] = r
-    return out, rv
-
-
 def most_open_pose(kin: HandKinematics, coords: np.ndarray, start: int, *, g: int) -> np.ndarray:
     """(67,) coords of frame ``g``, each finger from the frame in ``[start, g]`` with its tip farthest from g's."""
     fq = finger_quats(coords[start : g + 1])
@@ -327,26 +238,54 @@ class PadPlan:
         )
 
     def solve(self, depth_mm: float, fingers: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
-        """``(summary, rv (15, 3))`` of :func:`solve` for ``fingers`` (F, 15, 4) xyzw (None: the plan's); cached."""
+        """``(summary, rv (15, 3) rotation vectors)`` for ``fingers`` (F, 15, 4) xyzw (None: the plan's), cached: each
+        finger within ``pad_near_mm`` of the grasp closed to ``depth_mm`` past the surface, at most ``pad_max_deg``;
+        per finger ``{near_mm, before_mm, after_mm, closure_deg, joint_deg [3], rule, status}``, status ``closed``,
+        ``already``, ``far`` or ``unreached``."""
         q = self.raw if fingers is None else fingers
         at = np.ascontiguousarray(q[self.grasp_at], dtype=np.float64)
         key = (round(float(depth_mm), 9), at.tobytes())
         if key not in self._solved:
-            grasp = self.grasp.copy()
-            grasp[7:] = at.reshape(-1)
-            res, rv = solve(
-                self.kin,
-                self.caps,
-                self.sdf,
-                grasp_coords=grasp,
-                open_coords=self.open_coords,
-                depth_m=float(depth_mm) / 1000.0,
-                near_m=self.cfg.lift.pad_near_mm / 1000.0,
-                max_deg=self.cfg.lift.pad_max_deg,
-                axis_rule=self.cfg.lift.pad_axis,
-            )
+            pose = (self.grasp[:3], Rotation.from_quat(self.grasp[3:7]).as_matrix(), Rotation.from_quat(at).as_matrix())
+            qo = finger_quats(self.open_coords)
+            res, rv = {}, np.zeros((MANOSIM_HAND.finger_joints, 3))
+            for name, bodies in FINGERS.items():
+                res[name], rv[[b - 1 for b in bodies]] = self._solve_finger(bodies, pose, qo, at, float(depth_mm) / 1e3)
             self._solved[key] = (summary(res, depth_mm, self.cfg.lift.pad_near_mm), rv)
         return self._solved[key]
+
+    def _solve_finger(self, bodies, pose: tuple, q_open, q_grasp, depth_m: float) -> tuple[dict, np.ndarray]:
+        """One finger's figures and (3, 3) local rotation vectors (:meth:`solve`); ``pose``: wrist m, wrist (3, 3),
+        joints (15, 3, 3)."""
+        kin, caps, sdf, lift = self.kin, self.caps, self.sdf, self.cfg.lift
+        wp, wR, JR = pose
+        d_all = capsule_distance(kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=JR, bodies=bodies)
+        axes, w, rule = closure_axes(kin, q_open, q_grasp, bodies=bodies, rule=lift.pad_axis)
+        tip = bodies[1:]  # middle and distal segments carry the pad
+
+        def f(s):
+            closed = _closed(JR, bodies, axes, w, s)
+            return (
+                float(capsule_distance(kin, caps, sdf, wrist_pos=wp, wrist_R=wR, joint_R=closed, bodies=tip).min())
+                + depth_m
+            )
+
+        info = {"near_mm": float(d_all.min() * 1e3), "before_mm": float(d_all[1:].min() * 1e3), "rule": rule}
+        s = 0.0
+        if d_all.min() > lift.pad_near_mm / 1000.0:
+            info["status"] = "far"
+        elif f(0.0) <= 0:
+            info["status"] = "already"
+        else:
+            root = _root(f, math.radians(lift.pad_max_deg))
+            info["status"] = "unreached" if root is None else "closed"
+            s = 0.0 if root is None else root
+        info.update(
+            closure_deg=math.degrees(s),
+            joint_deg=[float(math.degrees(s * wi)) for wi in w],
+            after_mm=float((f(s) - depth_m) * 1e3),
+        )
+        return info, axes * (w * s)[:, None]
 
     def compressed(
         self, depth_mm: float, fingers: np.ndarray | None = None, figures: bool = True

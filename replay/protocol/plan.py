@@ -12,15 +12,8 @@ from replay.errors import DataError
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.results.records import Phase
 
-PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = (
-    int(Phase.SETTLE),
-    int(Phase.APPROACH),
-    int(Phase.LIFT),
-    int(Phase.HOLD),
-    int(Phase.SHAKE),
-    int(Phase.RECORDED),
-    int(Phase.RELEASE),
-)
+#: the :class:`Phase` codes as plain ints, in its order
+PHASE_SETTLE, PHASE_APPROACH, PHASE_LIFT, PHASE_HOLD, PHASE_SHAKE, PHASE_RECORDED, PHASE_RELEASE = map(int, Phase)
 
 
 @dataclass
@@ -43,6 +36,18 @@ class Plan:
     pad_plan: object = None  # replay.protocol.pad_compression.PadPlan, lift plans where it ran
     touch: np.ndarray | None = None  # (16,) m: recorded bone-object distances at the grasp (contact_agreement)
     contact_coords: np.ndarray | None = field(default=None, repr=False)
+
+
+def lift_start(phase: np.ndarray) -> int | None:
+    """The frame before the lift's first (rises are measured from it); None without a lift."""
+    lift = np.flatnonzero(np.asarray(phase) == PHASE_LIFT)
+    return int(lift[0]) - 1 if lift.size else None
+
+
+def hold_end(phase: np.ndarray) -> int:
+    """One past the hold's last frame (``len(phase)`` without a hold): the lift is judged before it."""
+    hold = np.flatnonzero(np.asarray(phase) == PHASE_HOLD)
+    return int(hold[-1]) + 1 if hold.size else len(phase)
 
 
 def plan_from_rows(rows: list, phase: list, fdt: float, *, start_frame: int, grasp_frame: int, **kw) -> Plan:

@@ -4,15 +4,14 @@ docs/fidelity.md). Quaternions xyzw."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from scipy.spatial.transform import Rotation, Slerp
+from scipy.spatial.transform import Rotation
 
 from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import DataError
-from replay.kinematics.coords_interp import interp_coords
+from replay.protocol.lift_plan import recorded_rows
+from replay.protocol.pad_depth_table import object_pose_at
 from replay.protocol.plan import (
     PHASE_APPROACH,
     PHASE_RECORDED,
@@ -57,31 +56,17 @@ def plan_recorded(rec: Recording, coords: np.ndarray, cfg: ReplayConfig) -> Plan
     g = int(rec.grasp_frame)
     t_g = float(rec.time[g])
     times, cc, first = replayed_frames(rec, coords, cfg.approach_window_s)
-    fdt = cfg.frame_dt
-    n_settle = max(1, int(round(cfg.settle_s / fdt)))
-    n_run = max(1, int(math.ceil((times[-1] - times[0]) / cfg.replay_speed / fdt)))
-    rows, phase, rt = [], [], []
-    for _ in range(n_settle):
-        rows.append(cc[0])
-        phase.append(PHASE_SETTLE)
-        rt.append(times[0])
-    for k in range(1, n_run + 1):
-        t = min(times[0] + k * fdt * cfg.replay_speed, times[-1])
-        rows.append(interp_coords(cc, times, t))
-        phase.append(PHASE_APPROACH if t <= t_g else PHASE_RECORDED)
-        rt.append(t)
+    rows, rt, n_settle = recorded_rows(cc, times, cfg)
+    phase = [PHASE_SETTLE] * n_settle + [PHASE_APPROACH if t <= t_g else PHASE_RECORDED for t in rt[n_settle:]]
     return plan_from_rows(
-        rows, phase, fdt, start_frame=first, grasp_frame=g, rec_time=np.asarray(rt, float), fell_off_m=FELL_OFF_M
+        rows,
+        phase,
+        cfg.frame_dt,
+        start_frame=first,
+        grasp_frame=g,
+        rec_time=np.asarray(rt, float),
+        fell_off_m=FELL_OFF_M,
     )
-
-
-def recorded_object_pose(rec: Recording, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Recorded target-object pose at ``times`` (s): ((F, 3) m world, linear; (F, 4) xyzw, slerped)."""
-    obj = rec.target_object
-    t = np.clip(np.asarray(times, float), rec.time[0], rec.time[-1])
-    pos = np.stack([np.interp(t, rec.time, obj.pos[:, i]) for i in range(3)], axis=1)
-    quat = Slerp(rec.time, Rotation.from_quat(obj.quat))(t).as_quat()
-    return pos, quat
 
 
 def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float = 0.0) -> int | None:
@@ -105,7 +90,7 @@ def lost_frame(within: np.ndarray, times: np.ndarray | None = None, min_s: float
 def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(pos_err (F,) mm, rot_err (F,) deg (NaN: not finite), recorded pos (F, 3) m, recorded quat (F, 4) xyzw)``."""
     F = len(poses["body_pos"])
-    rpos, rquat = recorded_object_pose(rec, plan.rec_time[:F])
+    rpos, rquat = object_pose_at(rec, plan.rec_time[:F])
     spos = np.asarray(poses["body_pos"][:, -1], float)
     squat = np.asarray(poses["body_quat"][:, -1], float)
     pos_err = np.linalg.norm(spos - rpos, axis=1) * 1000.0
@@ -116,16 +101,11 @@ def _track_errors(rec: Recording, plan: Plan, poses: dict) -> tuple[np.ndarray, 
     return pos_err, rot_err, rpos, rquat
 
 
-def _stats(x: np.ndarray, unit: str) -> dict:
-    """``median_<unit>``, ``p95_<unit>``, ``max_<unit>`` of the finite values of ``x`` (None if none)."""
+def _stats(x: np.ndarray, name: str, unit: str) -> dict:
+    """``<name>_median_<unit>``, ``_p95_``, ``_max_`` of the finite values of ``x`` (None if none)."""
     x = x[np.isfinite(x)]
-    if not x.size:
-        return {f"median_{unit}": None, f"p95_{unit}": None, f"max_{unit}": None}
-    return {
-        f"median_{unit}": float(np.median(x)),
-        f"p95_{unit}": float(np.percentile(x, 95)),
-        f"max_{unit}": float(np.max(x)),
-    }
+    stats = {"median": np.median, "p95": lambda v: np.percentile(v, 95), "max": np.max}
+    return {f"{name}_{k}_{unit}": float(f(x)) if x.size else None for k, f in stats.items()}
 
 
 def track_metrics(
@@ -157,8 +137,8 @@ def track_metrics(
         "rise": None,
         "diagnosis": None,
         "shake_held": None,
-        **{f"track_pos_err_{k}": v for k, v in _stats(pe, "mm").items()},
-        **{f"track_rot_err_{k}": v for k, v in _stats(re_, "deg").items()},
+        **_stats(pe, "track_pos_err", "mm"),
+        **_stats(re_, "track_rot_err", "deg"),
         # over every planned frame after settling: frames not simulated count as outside
         "track_within": float(np.sum(within) / n_planned) if n_planned else None,
         "track_lost_frame": lost_at,

@@ -5,6 +5,7 @@ feasibility-first rank (Deb 2000)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -16,8 +17,8 @@ from replay.config import ReplayConfig
 from replay.data.types import Recording
 from replay.errors import UsageError
 from replay.protocol import refine_neighbourhood as nbh
-from replay.protocol.measures import measure_world, object_vertices_world
-from replay.protocol.plan import PHASE_HOLD, PHASE_LIFT
+from replay.protocol.measures import measure_world, object_clearance
+from replay.protocol.plan import hold_end, lift_start
 from replay.protocol.refine_settings import RefineSettings
 from replay.protocol.rollout import RolloutResult, Stepping
 from replay.protocol.sampling import run_samples
@@ -93,7 +94,6 @@ class RefineResult:
 
     found: bool
     x: np.ndarray
-    variant: Variant
     refined: RolloutResult
     ablation: RolloutResult
     rollouts: int
@@ -130,7 +130,7 @@ class RefineResult:
                 "wrist_rotvec_deg": [float(v) for v in r],
                 "finger_closure_deg": [float(v) for v in f],
                 "cost": correction_cost(self.x, self.settings),
-                "settings": self.settings.to_dict(),
+                "settings": dataclasses.asdict(self.settings),
                 "history": self.history,
                 "neighbourhood_tried": self.tried,
                 "second_seed": self.second,
@@ -195,18 +195,14 @@ def lift_verdict(rec, plan, scene, *, cfg: ReplayConfig, tr, world) -> tuple[boo
     """``(lifted, rise m)`` of one world's trace as ``measure_world`` judges them; rise -inf when unstable."""
     done = tr.done
     stable = tr.bad_frame is None or world.reason is None
-    lift_idx = np.flatnonzero(plan.phase[:done] == PHASE_LIFT)
-    hold_end = int(np.flatnonzero(plan.phase == PHASE_HOLD)[-1]) + 1
-    judge = min(done, hold_end) - 1
-    if not stable and (tr.bad_frame is None or tr.bad_frame < hold_end):
-        return False, -math.inf
-    if not lift_idx.size:
+    ls, end = lift_start(plan.phase[:done]), hold_end(plan.phase)
+    judge = min(done, end) - 1
+    if ls is None or not stable and (tr.bad_frame is None or tr.bad_frame < end):
         return False, -math.inf
     opos = tr.body_pos[:done, -1].astype(float)
-    rise = float(opos[judge, 2] - float(opos[lift_idx[0] - 1, 2]))
-    row = np.concatenate([tr.body_pos[judge, -1], tr.body_quat[judge, -1]]).astype(float)
-    clearance = float(object_vertices_world(row, scene.object_vertices)[:, 2].min() - rec.support_height)
-    lifted = done >= hold_end and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
+    rise = float(opos[judge, 2] - float(opos[ls, 2]))
+    clearance = object_clearance(tr, judge, scene.object_vertices, support_height=rec.support_height)
+    lifted = done >= end and rise >= cfg.lift.lifted_min_rise and clearance >= cfg.lift.lifted_min_clearance
     return bool(lifted), rise
 
 
@@ -236,14 +232,7 @@ def search(
     mean, std, floor = np.zeros(11), bounds / 2.0, bounds * 0.05
     again = first is not None
     first = first or _evaluate(t, cfg, [np.zeros(11)], s)[0]
-    history = [
-        {
-            "worlds": 1,
-            "lifted": int(first.lifted),
-            "held": int(first.held),
-            "best_cost": first.cost if first.held else None,
-        }
-    ]
+    history = [_iteration([first], first if first.held else None)]
     if first.held and not again:
         return True, first, 1, history, [first]
     # again: the uncorrected grasp held but not its neighbourhood; it neither ranks nor stops the search
@@ -258,18 +247,17 @@ def search(
         top = ranked[0]
         best = top if top.held else None
         stale = 0 if improved else stale + 1
-        history.append(
-            {
-                "worlds": len(samples),
-                "lifted": sum(p.lifted for p in samples),
-                "held": sum(p.held for p in samples),
-                "best_cost": best.cost if best else None,
-            }
-        )
+        history.append(_iteration(samples, best))
         mean, std = _refit(samples, mean, std, s, bounds / 2.0 if best is None and s.explore_until_lift else floor)
         if best is not None and stale >= s.patience:
             break
     return best is not None, top, rollouts, history, held
+
+
+def _iteration(samples: list[Sample], best: Sample | None) -> dict:
+    """One ``history`` entry: ``{worlds, lifted, held, best_cost}``."""
+    lifted, held = sum(p.lifted for p in samples), sum(p.held for p in samples)
+    return {"worlds": len(samples), "lifted": lifted, "held": held, "best_cost": best.cost if best else None}
 
 
 def _candidates(held: list[Sample], s: RefineSettings) -> list[np.ndarray]:
@@ -359,7 +347,6 @@ def refine_recording(
     return RefineResult(
         one.found,
         x,
-        to_variant(x),
         refined,
         ablation,
         rollouts,

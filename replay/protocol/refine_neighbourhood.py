@@ -5,19 +5,10 @@ Stufken, *Orthogonal Arrays*, 1999, ch. 7), columns 1-11 scaled to +-``mm`` (wri
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import hadamard
 
 #: perturbations per neighbourhood (the order of the Hadamard matrix)
 NEIGHBOURS = 16
-
-
-def hadamard(n: int) -> np.ndarray:
-    """(n, n) Sylvester Hadamard matrix of +-1 (``n`` a power of 2)."""
-    h = np.ones((1, 1))
-    while h.shape[0] < n:
-        h = np.block([[h, h], [h, -h]])
-    if h.shape[0] != n:
-        raise ValueError(f"a Sylvester Hadamard matrix has a power-of-2 order, not {n}")
-    return h
 
 
 def perturbations(mm: float, deg: float) -> np.ndarray:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from replay.errors import UsageError
@@ -48,6 +47,3 @@ class RefineSettings:
         ):
             raise UsageError("--refine", f"neighbourhood settings out of range: {self}")
         return self
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)

@@ -1,5 +1,5 @@
 """The release (FET005 grasp_and_lift's Opening and Dropping): fingers slerp to the pre-grasp pose over ``release_s``,
-then ``fall_s``; a lifted object not fallen by ``max(min_fall, its height)`` is ``stuck_after_release``, not lifted."""
+then ``fall_s``; a lifted object not fallen by ``max(MIN_FALL_M, its height)`` is ``stuck_after_release``."""
 
 from __future__ import annotations
 
@@ -11,18 +11,13 @@ from replay.kinematics.hand_layout import MANOSIM_HAND, finger_quats
 from replay.kinematics.quat import quat_slerp
 from replay.protocol.plan import PHASE_RELEASE, Plan, plan_from_rows
 
-#: fingers open over this long, s (FET005 grasp_and_lift: Opening over 0.5 s)
-RELEASE_S = 0.5
-#: then the object has this long to fall, s (an object dropped from the 18 cm lift lands in 0.19 s)
-FALL_S = 0.5
 #: FET005 grasp_and_lift Dropping: the centroid falls by at least max(0.05 m, the object's height)
 MIN_FALL_M = 0.05
 
 
-def extend_plan(
-    plan: Plan, pre_grasp: np.ndarray, fdt: float, *, release_s: float = RELEASE_S, fall_s: float = FALL_S
-) -> Plan:
-    """``plan`` with the release appended (``release_s`` <= 0: unchanged); ``pre_grasp`` (67,) open hand; ``fdt`` s."""
+def extend_plan(plan: Plan, pre_grasp: np.ndarray, fdt: float, *, release_s: float, fall_s: float) -> Plan:
+    """``plan`` with the release appended (``release_s`` <= 0: unchanged; config ``lift.release_s`` /
+    ``release_fall_s``); ``pre_grasp`` (67,) open hand; ``fdt`` s."""
     if release_s <= 0:
         return plan
     last = plan.coords[-1]
@@ -41,7 +36,7 @@ def extend_plan(
     )
 
 
-def opening_fraction(phase: np.ndarray, fdt: float, release_s: float = RELEASE_S) -> np.ndarray:
+def opening_fraction(phase: np.ndarray, fdt: float, release_s: float) -> np.ndarray:
     """(F,) how far the fingers have opened per frame, 0-1, as :func:`extend_plan` slerps; all 0 without a release."""
     phase = np.asarray(phase)
     out = np.zeros(len(phase))
@@ -67,7 +62,6 @@ def release_metrics(
     lifted: bool,
     height: float,
     held: bool | None = None,
-    min_fall: float = MIN_FALL_M,
     rest_z: float | None = None,
     cut: bool = False,
 ) -> dict:
@@ -75,31 +69,18 @@ def release_metrics(
     ``stuck_after_release`` (None: not run), ``lifted_after_release``. ``object_z`` (F,) m world; ``rest_z`` m caps the
     fall needed at half the rise (None: no cap); ``cut``: trouble in the release, judged only if fallen enough."""
     s = pre_release_end(phase)
-    need = max(float(min_fall), float(height))
+    need = max(MIN_FALL_M, float(height))
     if rest_z is not None and s - 1 < len(object_z) and np.isfinite(object_z[s - 1]):
         need = min(need, 0.5 * max(float(object_z[s - 1]) - float(rest_z), 0.0))
     ran = bool(lifted and (held is None or held) and s < len(phase) and done > s)
-    if not ran:
-        return dict(
-            release_ran=False,
-            release_fall_m=None,
-            release_fall_needed_m=need,
-            stuck_after_release=None,
-            lifted_after_release=bool(lifted),
-        )
-    z = np.asarray(object_z[:done], float)
-    fall = float(z[s - 1] - np.nanmin(z[s:]))
-    if cut and not fall >= need:  # the trace ends before the object could fall: no verdict
-        return dict(
-            release_ran=True,
-            release_fall_m=fall,
-            release_fall_needed_m=need,
-            stuck_after_release=None,
-            lifted_after_release=bool(lifted),
-        )
-    stuck = not fall >= need
+    fall = stuck = None
+    if ran:
+        z = np.asarray(object_z[:done], float)
+        fall = float(z[s - 1] - np.nanmin(z[s:]))
+        if not (cut and not fall >= need):  # cut: the trace ends before the object could fall, no verdict
+            stuck = not fall >= need
     return dict(
-        release_ran=True,
+        release_ran=ran,
         release_fall_m=fall,
         release_fall_needed_m=need,
         stuck_after_release=stuck,

@@ -48,13 +48,10 @@ def mid_lift_stop(plan: Plan, rise: float) -> tuple[int, float] | None:
 
 @dataclass
 class RolloutResult:
-    """Metrics of one rollout (JSON-ready via :meth:`to_dict`) and its per-frame poses."""
+    """Metrics of one rollout (JSON-ready) and its per-frame poses."""
 
     metrics: dict
     poses: dict = field(repr=False)
-
-    def to_dict(self) -> dict:
-        return dict(self.metrics)
 
 
 def build_replay_scene(
@@ -181,13 +178,10 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
     """Step ``batch`` through the plan and measure every world (wall time s: the batch's)."""
     frame_limit, _, st = run
     t_built = _time.perf_counter()
-    engine = batch.capabilities.name
-    common: dict = {
-        "start_frame": plan.start_frame,
-        "grasp_frame": plan.grasp_frame,
-        "support": "plane" if extent is None else {"table_top_xy": list(extent)},
-    }
-    common.update(
+    common = dict(
+        start_frame=plan.start_frame,
+        grasp_frame=plan.grasp_frame,
+        support="plane" if extent is None else {"table_top_xy": list(extent)},
         object_mass=scene.object_mass,
         hand_mass=scene.hand_mass,
         contact_capacity=scene.contact_capacity,
@@ -198,7 +192,7 @@ def _finish(rec, plan, scene, extent, cfg, variants, batch, run: tuple, t_wall0,
         flutter=[{k: (round(v, 6) if isinstance(v, float) else v) for k, v in r.items()} for r in scene.flutter],
         finger_damping=sorted({round(float(x), 6) for x in scene.finger_damping}),
         import_warnings=list(getattr(scene.import_report, "warnings", None) or []),
-        engine=engine,
+        engine=batch.capabilities.name,
         physics=physics.physics_record(cfg),
         **({"pad_compression": plan.pad} if plan.pad is not None else {}),
     )

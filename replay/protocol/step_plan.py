@@ -12,13 +12,10 @@ from replay.config import ReplayConfig
 from replay.kinematics.hand_layout import MANOSIM_HAND
 from replay.protocol import contact_agreement, finger_closure, release
 from replay.protocol.measures import Trace
-from replay.protocol.plan import PHASE_APPROACH, PHASE_HOLD, PHASE_LIFT, PHASE_SETTLE, Plan
+from replay.protocol.plan import PHASE_APPROACH, PHASE_LIFT, PHASE_SETTLE, Plan, hold_end, lift_start
 from replay.sim.engine import wrist
 from replay.sim.engine.spans import SpanEnd, write_frame
 from replay.sim.engine.variants import Variant
-
-#: indices into HAND_BODY_NAMES of the distal bones (manosim: index, middle, pinky, ring, thumb tips)
-FINGERTIP_BODIES = MANOSIM_HAND.fingertip_bodies
 
 
 def wrist_target_rows(plan: Plan, variant: Variant | None = None) -> np.ndarray:
@@ -91,21 +88,19 @@ class _Walk:
             )
             for _ in batch.worlds
         ]
-        self.tips = batch.fingertip_geoms(FINGERTIP_BODIES)
+        self.tips = batch.fingertip_geoms(MANOSIM_HAND.fingertip_bodies)
         self.rows = np.stack([wrist_target_rows(plan, w.variant) for w in batch.worlds])  # (N, F, 16)
         self.fingers = finger_closure.world_finger_targets(plan, batch, self.cfg)  # (N, F, 15, 4)
-        hold = np.flatnonzero(plan.phase == PHASE_HOLD)
-        self.hold_end = int(hold[-1]) + 1 if hold.size else n
+        self.hold_end = hold_end(plan.phase)
         self.release_start = release.pre_release_end(plan.phase)
-        lift = np.flatnonzero(plan.phase == PHASE_LIFT)
-        self.lift_ref = int(lift[0]) - 1 if lift.size else None  # the frame rises are measured from
+        self.lift_ref = lift_start(plan.phase)  # the frame rises are measured from
         # the frames a world is read after: the lift start (contacts, fingertip distance), the agreement frame
         self.lift_start = {
             int(k) for k in np.flatnonzero((plan.phase[:-1] == PHASE_APPROACH) & (plan.phase[1:] == PHASE_LIFT))
         }
         # the frames worlds may be stopped before: shake and release only what is up; the early stop
-        self.stops = {self.hold_end, self.release_start} if lift.size else set()
-        if self.early_stop is not None and lift.size:
+        self.stops = {self.hold_end, self.release_start} if self.lift_ref is not None else set()
+        if self.early_stop is not None and self.lift_ref is not None:
             self.stops.add(int(self.early_stop[0]))
         self.floor = -np.inf if plan.fell_off_m is None else float(batch.scene.support_height) - plan.fell_off_m
 

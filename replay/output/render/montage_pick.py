@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from replay.output.render.clip import StudyRollout
-from replay.protocol.diagnosis import display_outcome
+from replay.results.outcomes import words as display_outcome
 from replay.results.study_rows import StudyRow
 from replay.results.verdict_record import Word
 

@@ -8,7 +8,7 @@ import numpy as np
 from replay.checks.causes import count_causes
 from replay.checks.intent import INTENT_LIFT
 from replay.protocol.diagnosis import CLASSES as DIAGNOSIS_CLASSES
-from replay.protocol.intent_counts import LIFTS, NO_INTENT, OTHER_INTENTS, intent_counts, intent_group
+from replay.protocol.intent_counts import GROUPS, intent_counts, intent_group
 from replay.protocol.p_lift_stats import p_lift_counts
 from replay.protocol.verdict import verdict_of
 from replay.results.outcomes import NOT_LIFTED, STUCK, UNSTABLE
@@ -80,15 +80,13 @@ def lift_counts(recs: list, failed: dict, wall_s: float) -> dict:
     counts = summarize(recs, failed, wall_s)
     verdicts = [(intent_group(r.intent), verdict_of(r)) for r in recs]
     counts["verdicts"] = {
-        g: Tally.of(v for gg, v in verdicts if gg == g).to_dict()
-        for g in (LIFTS, OTHER_INTENTS, NO_INTENT)
-        if any(gg == g for gg, _ in verdicts)
+        g: Tally.of(v for gg, v in verdicts if gg == g).to_dict() for g in GROUPS if any(gg == g for gg, _ in verdicts)
     }
     if (pl := p_lift_counts([r.sampled.p_lift for r in recs if r.intent in (None, INTENT_LIFT)])) is not None:
         counts["p_lift"] = pl
     groups = {
         g: c
-        for g in (LIFTS, OTHER_INTENTS, NO_INTENT)
+        for g in GROUPS
         if (c := p_lift_counts([r.sampled.p_lift for r in recs if intent_group(r.intent) == g])) is not None
     }
     if groups:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from replay.protocol import oracle_success
 from replay.protocol.oracle_plan import oracle_config, plan_oracle
 from replay.protocol.protocols.base import Protocol, register
-from replay.protocol.protocols.counting import agreement_medians, lift_counts
+from replay.protocol.protocols.counting import lift_counts
 from replay.results.protocol_results import OracleResult
 
 
@@ -23,6 +23,7 @@ class HugOracle(Protocol):
     judged_on_lift = True
     result_type = OracleResult
     config_part = "oracle"
+    counts = staticmethod(lift_counts)
 
     def config(self, cfg):
         return oracle_config(cfg)
@@ -44,6 +45,3 @@ class HugOracle(Protocol):
             cfg=cfg,
             margin=float(max(got)),
         )
-
-    def counts(self, recs, failed, wall_s):
-        return dict(lift_counts(recs, failed, wall_s), **agreement_medians(recs))

@@ -26,6 +26,7 @@ class Lift(Protocol):
     judged_on_lift = True
     shakes = True
     config_part = "lift"
+    counts = staticmethod(lift_counts)
 
     def plan(self, rec, coords, mjcf, *, cfg):
         """The lift plan, release appended (fingers to the pre-grasp pose), with a ``PadPlan`` where ``pad_compression``
@@ -42,6 +43,3 @@ class Lift(Protocol):
             plan.coords = plan.coords.copy()
             plan.coords[:, MANOSIM_HAND.finger_coord_start :] = fingers.reshape(len(fingers), -1)
         return plan
-
-    def counts(self, recs, failed, wall_s):
-        return lift_counts(recs, failed, wall_s)

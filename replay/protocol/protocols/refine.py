@@ -3,6 +3,8 @@ lift job's, its fields the refined run's, ``ablation`` its contact ablation, and
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from replay.protocol.protocols.base import Protocol, register
@@ -25,7 +27,7 @@ class Refine(Protocol):
         """Every :class:`RefineSettings` value, ``given`` ones over the defaults."""
         from replay.protocol.refine_settings import RefineSettings
 
-        return RefineSettings(**(given or {})).validate().to_dict()
+        return dataclasses.asdict(RefineSettings(**(given or {})).validate())
 
     def run(self, run_contact, rec, coords, *, mjcf, cfg, settings, ablation):
         """The search and the refined run with its ablation (always: the ablation is the refined grasp's proof)."""
