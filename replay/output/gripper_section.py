@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from replay.protocol.gripper_lines import LINE_NAMES
 from replay.results.json_record import JsonRecord, read_as
 from replay.results.outcomes import words
 from replay.results.study_rows import StudyRow
 from replay.study.executor import where_run
-from replay.study.gripper_check import LINE_NAMES
 
 VERDICT_CSS = {"pass": "#2e9e4f"}
 

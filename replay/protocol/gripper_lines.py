@@ -14,6 +14,8 @@ from replay.errors import DataError
 
 #: manopth landmark ids of the thumb tip and the index tip (replay.data.types.LANDMARK_NAMES)
 THUMB_TIP, INDEX_TIP = 4, 8
+#: the grasp lines' names, in the order the check tries them
+LINE_NAMES = ("thumb_index", "principal_1", "principal_2")
 #: lines per side of the grid over the pad face (7 x 7 reaches the pads' span on cubesmall's diagonal line)
 BUNDLE = 7
 

@@ -19,6 +19,7 @@ from replay.data import list_sequences
 from replay.data.inputs import input_hashes
 from replay.errors import DataError
 from replay.fileio import atomic_write_text
+from replay.protocol.gripper_lines import LINE_NAMES
 from replay.protocol.gripper_object import check_object
 from replay.protocol.gripper_phases import PhaseConfig
 from replay.results.files import dumps, rows_csv
@@ -37,7 +38,6 @@ FIGURE = {
     "did_not_fall": ("dropping", "fall_m", "m"),
     "positioning_timeout": ("positioning", "error_mm", "mm"),
 }
-LINE_NAMES = ("thumb_index", "principal_1", "principal_2")
 _RESULT_FIELDS = ("object", "recording", "mass_kg", "jaw_force_n", "passed", "verdict", "failed_phase", "furthest_line")
 ROW_FIELDS = (
     *_RESULT_FIELDS,
