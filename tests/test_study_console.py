@@ -57,6 +57,18 @@ def test_notes_are_said_once_after_the_bar_never_in_it(capsys):
     assert notes[0].endswith("(every recording)") and notes[1].endswith("(a, c)")
 
 
+def test_notes_alike_but_past_the_shortened_text_are_said_once(capsys):
+    """The hand-import note names each recording's own fitted-hand file at its end: shortened, one line."""
+    con = StudyConsole("grab", enabled=True)
+    con.start([("a", 0), ("b", 0)], lead="lift")
+    tail = " " + "x" * 400
+    con.note(NOTE + tail + "/cache/a/capsule_hand.xml", "a")
+    con.note(NOTE + tail + "/cache/b/capsule_hand.xml", "b")
+    con.close()
+    notes = [ln for ln in capsys.readouterr().err.splitlines() if "FREE in Newton" in ln]
+    assert len(notes) == 1 and notes[0].endswith("(every recording)"), notes
+
+
 def test_the_time_left_weighs_the_sampled_jobs():
     """One recording of one single job, one of a sampled job (64 worlds) and a single one, one of two single jobs:
     once the first recording is done (its single job, 2 s), the estimate counts the sampled job as

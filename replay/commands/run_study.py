@@ -59,14 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
         "(even with --resume) and are merged into it",
     )
     _input_options(p)
-    p.add_argument("--hand", choices=["capsule", "mesh"], default=None)
+    p.add_argument("--hand", choices=["capsule", "mesh"], default=None, help="manosim hand model (default: capsule)")
     p.add_argument(
         "--hand-shape",
         choices=sorted(HAND_SHAPES),
         default=None,
-        help="manosim hand shape (default per dataset: zerohand for grab/taco, myhand for hug-bench; fitted: the "
-        "recording's own hand, docs/hand.md): the physics choice hand_shape, a departure listed in every rollout's "
-        "'physics'",
+        help="manosim hand shape (default: the physics' choice; calibrated: fitted, the recording's own hand, "
+        "docs/hand.md; replay: zerohand for grab/taco, myhand for hug-bench); a departure from it is listed in "
+        "every rollout's 'physics'",
     )
     p.add_argument(
         "--workers",
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
         "only; 0 = run in this process (no crash isolation; debugging)",
     )
-    p.add_argument("--device", choices=["cpu", "cuda"], default=None)
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None, help="where the physics runs (default: cpu)")
     p.add_argument(
         "--solver",
         choices=["mujoco", "steel"],
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="physics: mujoco (SolverMuJoCo, default) or steel (newton.solvers.SolverSteel, "
         "projected Gauss-Seidel hard contact; fingers on the quaternion drive)",
     )
-    p.add_argument("--no-ablation", action="store_true")
+    p.add_argument("--no-ablation", action="store_true", help="skip the contact ablation rerun")
     p.add_argument(
         "--ablation-only",
         action="store_true",
@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         type=folder_arg,
         default=None,
-        help="staged data folder (fetch_data.py --dest); falls back to $REPLAY_MIRROR",
+        help="staged data folder (fetch_data.py --dest); else $REPLAY_DATA, else ./data, else $REPLAY_MIRROR",
     )
     p.add_argument(
         "--preset",

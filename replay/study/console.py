@@ -179,9 +179,12 @@ class StudyConsole:
         if not self.notes:
             return
         self.say("notes (expected; each in full in its rollout JSON's import_warnings or run_warnings):")
+        shown: dict[str, set[str]] = {}  # notes that differ past the shortened text (a cache path) said once
         for text, recs in self.notes.items():
+            shown.setdefault(text if self.verbose else one_line(text), set()).update(recs)
+        for text, recs in shown.items():
             where = "every recording" if len(recs) == len(self.progress.left) > 1 else ", ".join(sorted(recs))
-            self.say(f"  {text if self.verbose else one_line(text)} ({where})")
+            self.say(f"  {text} ({where})")
         self.notes = {}
 
 
