@@ -75,7 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="worker processes (default: one per CPU core); a worker that crashes costs its recording "
         "only; 0 = run in this process (no crash isolation; debugging)",
     )
-    p.add_argument("--device", choices=["cpu", "cuda"], default=None, help="where the physics runs (default: cpu)")
+    p.add_argument(
+        "--device",
+        choices=["cpu", "cuda"],
+        default=None,
+        help="Warp device of mujoco-warp, Steel and the Newton reference (default: cpu)",
+    )
     p.add_argument(
         "--solver",
         choices=["mujoco", "steel"],
