@@ -17,7 +17,8 @@ Poses world frame, Z up, quaternions xyzw (MuJoCo's own are wxyz); outcome figur
 * ``rise_m``: object origin z at the end of the hold minus at the lift start (last approach frame);
 * ``clearance_m``: lowest object collision vertex above the support at the end of the hold;
 * ``separation_mm`` / ``separation_deg``: object motion in the wrist frame from lift start to the end of the hold
-  (grasp-replay's ``slip_mm`` when the object was lifted);
+  (grasp-replay's ``slip_mm`` when the object was lifted; printed whatever the outcome, where the study leaves
+  ``separation_mm`` blank for an object that never rose);
 * ``contacts_at_lift``: hand-object contacts at the lift start; ``max_hand_object_contacts``;
 * ``final_object_pos_m`` / ``final_object_quat_xyzw``: the object's pose after the last frame (float64).
 """
