@@ -54,6 +54,8 @@ def executor(
 
 
 def _in_process(jobs: list, fn: Callable, handle: Callable) -> None:
+    if jobs:  # as a pool worker does (warm): the physics imported once, before the first job
+        import_physics()
     for job in jobs:
         handle(job, *fn(job))
 
